@@ -1,0 +1,159 @@
+//===- KVCacheOps.cpp - kvcache op verifiers ------------------------------===//
+//
+// Verifiers of the kvcache ops. Operands are declared as any memref in ODS so
+// that every rule below reports its own message naming the operand by its
+// role; each rule has a case in test/Dialect/KVCache/invalid.mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KVCache/IR/KVCache.h"
+#include "KVCache/KVCacheABI.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::kvcache;
+
+#define GET_OP_CLASSES
+#include "KVCache/IR/KVCacheOps.cpp.inc"
+
+namespace {
+/// Checks that `value` is a memref of i32 or i64 of rank `rank`.
+LogicalResult verifyIndexMemRef(Operation *op, Value value, StringRef role,
+                                int64_t rank) {
+  auto type = cast<MemRefType>(value.getType());
+  Type elt = type.getElementType();
+  if (!elt.isSignlessInteger(32) && !elt.isSignlessInteger(64))
+    return op->emitOpError() << "'" << role
+                             << "' must hold i32 or i64 values, got " << type;
+  if (type.getRank() != rank)
+    return op->emitOpError() << "'" << role << "' must have rank " << rank
+                             << ", got " << type;
+  return success();
+}
+
+/// Checks that two static extents agree; dynamic extents agree with anything.
+LogicalResult verifySameExtent(Operation *op, Value a, unsigned dimA,
+                               StringRef roleA, Value b, unsigned dimB,
+                               StringRef roleB, StringRef what) {
+  int64_t x = cast<MemRefType>(a.getType()).getDimSize(dimA);
+  int64_t y = cast<MemRefType>(b.getType()).getDimSize(dimB);
+  if (ShapedType::isDynamic(x) || ShapedType::isDynamic(y) || x == y)
+    return success();
+  return op->emitOpError() << what << " disagree: '" << roleA << "' has " << x
+                           << " but '" << roleB << "' has " << y;
+}
+
+/// The `checked` attribute and the `status` record come together.
+LogicalResult verifyStatus(Operation *op, bool checked, Value status) {
+  if (checked && !status)
+    return op->emitOpError("'checked' needs a 'status' record to report to");
+  if (!checked && status)
+    return op->emitOpError(
+        "a 'status' record is only written by a 'checked' op");
+  if (!status)
+    return success();
+  auto type = cast<MemRefType>(status.getType());
+  if (!type.getElementType().isSignlessInteger(64) || type.getRank() != 1 ||
+      type.getDimSize(0) != KVCACHE_STATUS_FIELDS)
+    return op->emitOpError() << "'status' must be memref<"
+                             << static_cast<int>(KVCACHE_STATUS_FIELDS) << "xi64>, got " << type;
+  return success();
+}
+} // namespace
+
+LogicalResult AssignTargetsOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyIndexMemRef(op, getReqPoolIndices(), "req_pool_indices", 1)) ||
+      failed(verifyIndexMemRef(op, getReqToToken(), "req_to_token", 2)) ||
+      failed(verifyIndexMemRef(op, getSeqLens(), "seq_lens", 1)) ||
+      failed(verifyIndexMemRef(op, getNumCorrectDrafts(), "num_correct_drafts", 1)) ||
+      failed(verifyIndexMemRef(op, getTargets(), "targets", 1)))
+    return failure();
+  if (failed(verifySameExtent(op, getSeqLens(), 0, "seq_lens",
+                              getReqPoolIndices(), 0, "req_pool_indices",
+                              "batch sizes")) ||
+      failed(verifySameExtent(op, getNumCorrectDrafts(), 0,
+                              "num_correct_drafts", getReqPoolIndices(), 0,
+                              "req_pool_indices", "batch sizes")))
+    return failure();
+  // Every request accepts at least its bonus token.
+  int64_t bs = getReqPoolIndices().getType().getDimSize(0);
+  int64_t size = getTargets().getType().getDimSize(0);
+  if (!ShapedType::isDynamic(bs) && !ShapedType::isDynamic(size) && size < bs)
+    return emitOpError() << "'targets' has " << size
+                         << " entries, fewer than the " << bs
+                         << " requests that each accept at least one token";
+  return verifyStatus(op, getChecked(), getStatus());
+}
+
+LogicalResult CompactSourcesOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyIndexMemRef(op, getAcceptIndex(), "accept_index", 2)) ||
+      failed(verifyIndexMemRef(op, getOutCacheLoc(), "out_cache_loc", 1)) ||
+      failed(verifyIndexMemRef(op, getSources(), "sources", 1)))
+    return failure();
+  int64_t sentinel = getSentinelAttr().getInt();
+  if (sentinel >= 0)
+    return emitOpError() << "sentinel must be negative so that it never names "
+                            "a position of 'out_cache_loc', got "
+                         << sentinel;
+  MemRefType acc = getAcceptIndex().getType();
+  int64_t size = getSources().getType().getDimSize(0);
+  if (acc.hasStaticShape() && !ShapedType::isDynamic(size) &&
+      size != acc.getNumElements())
+    return emitOpError() << "'sources' has " << size
+                         << " entries but 'accept_index' holds "
+                         << acc.getNumElements();
+  if (Value counts = getCounts()) {
+    if (!getChecked())
+      return emitOpError("'counts' is only read by a 'checked' op");
+    if (failed(verifyIndexMemRef(op, counts, "counts", 1)) ||
+        failed(verifySameExtent(op, counts, 0, "counts", getAcceptIndex(), 0,
+                                "accept_index", "batch sizes")))
+      return failure();
+  } else if (getChecked()) {
+    return emitOpError("'checked' needs 'counts' (accepted drafts per "
+                       "request) to verify the row counts");
+  }
+  return verifyStatus(op, getChecked(), getStatus());
+}
+
+LogicalResult MoveRowsOp::verify() {
+  Operation *op = getOperation();
+  MemRefType table = getBuffers().getType();
+  if (!table.getElementType().isSignlessInteger(64) || table.getRank() != 2 ||
+      table.getDimSize(1) != KVCACHE_BUFFER_COLUMNS)
+    return emitOpError() << "'buffers' must be a memref<?x"
+                         << static_cast<int>(KVCACHE_BUFFER_COLUMNS)
+                         << "xi64> table of (address, row bytes, slots), got "
+                         << table;
+  if (failed(verifyIndexMemRef(op, getSources(), "sources", 1)) ||
+      failed(verifyIndexMemRef(op, getTargets(), "targets", 1)) ||
+      failed(verifySameExtent(op, getSources(), 0, "sources", getTargets(), 0,
+                              "targets", "entry counts")))
+    return failure();
+  Value ws = getWorkspace();
+  if (getOverlap() == OverlapPolicy::GatherThenScatter) {
+    if (!ws)
+      return emitOpError(
+          "overlap policy gather_then_scatter needs a 'workspace' buffer");
+    auto wsType = cast<MemRefType>(ws.getType());
+    if (!wsType.getElementType().isSignlessInteger(8) || wsType.getRank() != 1)
+      return emitOpError() << "'workspace' must be a rank-1 memref of i8, got "
+                           << wsType;
+    int64_t n = getTargets().getType().getDimSize(0);
+    int64_t have = wsType.getDimSize(0);
+    if (!ShapedType::isDynamic(n) && !ShapedType::isDynamic(have) &&
+        have < getMoveWorkspaceBytes(n))
+      return emitOpError() << "'workspace' holds " << have
+                           << " bytes, fewer than the "
+                           << getMoveWorkspaceBytes(n) << " that " << n
+                           << " entries need";
+  } else if (ws) {
+    return emitOpError(
+        "a 'workspace' is only used by overlap policy gather_then_scatter");
+  }
+  return verifyStatus(op, getChecked(), getStatus());
+}

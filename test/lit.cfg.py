@@ -1,0 +1,27 @@
+# lit configuration of specc's test suite.
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "SPECC"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.specc_obj_root, "test")
+# Inputs and helpers that are not tests.
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "lib", "vectors"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%kernels", os.path.join(config.specc_src_root, "kernels")))
+
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP", "CUDA_HOME", "CUDA_PATH"])
+llvm_config.use_default_substitutions()
+
+# FileCheck always runs with --enable-var-scope: captured names die at each
+# CHECK-LABEL, so one function's match cannot satisfy another's check.
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+
+tool_dirs = [config.specc_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["specc-opt"], tool_dirs)
