@@ -1,0 +1,92 @@
+//===- Passes.td - kvcache lowering passes ----------------*- tablegen -*-===//
+//
+// The two lowerings of the kvcache dialect: to GPU kernels (then NVVM, PTX,
+// cubin through upstream passes) and to host loops (then LLVM, a host object).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPECC_CONVERSION_PASSES
+#define SPECC_CONVERSION_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
+  let summary = "Lower kvcache ops to GPU kernels with bare-pointer parameters";
+  let description = [{
+    Every kvcache op inside a `func.func @F` becomes one or two `gpu.func`
+    kernels in the `gpu.module` named by `module-name` (created when
+    missing), and the host functions are removed: the specc runtime launches
+    the kernels, following the `kvcache.launch` attribute each kernel carries
+    (block size, grid rule, dynamic shared memory, tile bytes).
+
+    Kernel parameters are bare `!llvm.ptr<1>` pointers with `llvm.align` and
+    `llvm.noalias` attributes, followed by i64 scalars, never memref
+    descriptors. Addresses are computed in 64-bit arithmetic.
+
+    * `kvcache.assign_targets` -> `@F_assign_targets` (one block of
+      `scan-block-size` threads): each thread takes one request per round; a
+      block-wide exclusive scan (warp shuffles, then one warp over the warp
+      totals) gives `off_i`, a carry chains the rounds; the request writes its
+      `acc_i` targets; the block then zero-fills `[off_bs, size)`.
+        params: (rpi, req_to_token, seq_lens, ncd, targets, status,
+                 bs, max_reqs, pool_len, size)
+    * `kvcache.compact_sources` -> `@F_compact_sources` (one block): each
+      thread counts the non-sentinel entries of one row, the same block scan
+      gives the row's first output position, the thread writes the row's
+      sources; then the tail is zero-filled.
+        params: (accept_index, out_cache_loc, counts, sources, status,
+                 bs, W, n_out_cache_loc)
+    * `kvcache.move_rows` (gather_then_scatter) -> `@F_move_plan` (one block)
+      and `@F_move_copy`. The plan checks every moved slot, inserts the moved
+      targets into an open-addressing set in the workspace, marks an entry
+      overlapping when its source is in that set, and writes the move list
+      (overlapping entries first) and its counts. The copy runs one block per
+      (row tile of `tile-bytes`, buffer): the block stages the overlapping
+      entries' tile in shared memory, waits at a barrier, then writes them and
+      copies the other entries directly; blocks own disjoint bytes, so this is
+      exactly gather-then-scatter. Rows whose base and size are multiples of
+      16 bytes move as 16-byte vectors, other rows byte by byte.
+        plan params: (buffers, sources, targets, workspace, status, n, B)
+        copy params: (buffers, sources, targets, workspace, status, n)
+      With `disjoint`, the copy kernel alone runs, reading every entry.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"moduleName", "module-name", "std::string", "\"specc_kernels\"",
+           "Name of the gpu.module that receives the kernels">,
+    Option<"scanBlockSize", "scan-block-size", "int64_t", "1024",
+           "Threads of the one-block kernels (a multiple of 32, at most 1024)">,
+    Option<"copyBlockSize", "copy-block-size", "int64_t", "256",
+           "Threads of a row-move block">,
+    Option<"tileBytes", "tile-bytes", "int64_t", "64",
+           "Bytes of each row a row-move block owns (a multiple of 16)">,
+    Option<"stagingBytes", "staging-bytes", "int64_t", "98304",
+           "Dynamic shared memory of a row-move block for overlapping rows">,
+  ];
+}
+
+def KVCacheToLoops : Pass<"kvcache-to-loops", "ModuleOp"> {
+  let summary = "Lower kvcache ops to sequential host loops";
+  let description = [{
+    Rewrites each kvcache op into `scf.for` loops over its memrefs, for
+    execution on the host (the CPU path, and the executed tests):
+
+    * `kvcache.assign_targets`: `off = 0; for i: for j < acc_i:
+      targets[off++] = req_to_token[rpi[i], seq_lens[i] + j]`, then zeros.
+    * `kvcache.compact_sources`: `k = 0; for i, j: if a != sentinel:
+      sources[k++] = out_cache_loc[a]`, then zeros.
+    * `kvcache.move_rows`: per buffer, every moved row is copied into a
+      temporary (`memref.alloc`), then every temporary row is written to its
+      target: gather-then-scatter by construction.
+
+    Checked ops test every bound before the access it guards and record the
+    first violation in `status`; a checked move tests every slot of every
+    entry before its first write and does nothing when `status` holds an
+    error.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // SPECC_CONVERSION_PASSES

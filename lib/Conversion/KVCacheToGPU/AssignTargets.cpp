@@ -1,0 +1,141 @@
+//===- AssignTargets.cpp - kvcache.assign_targets to a GPU kernel ---------===//
+//
+// kvcache.assign_targets -> @F_assign_targets, one block: a block-wide scan of
+// the accepted counts gives each request's first output position, rounds of
+// `blockSize` requests are chained by a carry, then the tail is zero-filled.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "Patterns.h"
+
+#include "KVCache/IR/KVCache.h"
+#include "KVCache/KVCacheABI.h"
+
+using namespace mlir;
+using namespace mlir::kvcache;
+using arith::CmpIPredicate;
+
+namespace {
+/// targets[off_i + j] = req_to_token[rpi[i], seq_lens[i] + j] (j < acc_i),
+/// off_i = exclusive_scan(acc)_i; targets[k >= off_bs] = 0.
+struct AssignTargetsToKernel : OpRewritePattern<AssignTargetsOp> {
+  AssignTargetsToKernel(MLIRContext *ctx, gpu::GPUModuleOp kernels,
+                        const GPUKernelOptions &options)
+      : OpRewritePattern(ctx), kernels(kernels), options(options) {}
+
+  LogicalResult matchAndRewrite(AssignTargetsOp op,
+                                PatternRewriter &rewriter) const override {
+    int64_t T = options.scanBlockSize;
+    enum { RPI, R2T, SEQ, NCD, TGT, STATUS, BS, MAXREQS, POOLLEN, SIZE };
+    using P = KernelParam;
+    KernelBuilder k(kernels, op.getLoc(),
+                    getKernelName(op, "assign_targets", kernels),
+                    {P{P::GlobalPtr, elementAlign(op.getReqPoolIndices())},
+                     P{P::GlobalPtr, elementAlign(op.getReqToToken())},
+                     P{P::GlobalPtr, elementAlign(op.getSeqLens())},
+                     P{P::GlobalPtr, elementAlign(op.getNumCorrectDrafts())},
+                     P{P::GlobalPtr, elementAlign(op.getTargets())},
+                     P{P::GlobalPtr, 8}, P{P::Scalar}, P{P::Scalar},
+                     P{P::Scalar}, P{P::Scalar}},
+                    T);
+    ImplicitLocOpBuilder &b = k.builder();
+    k.setLaunch({b.getNamedAttr("block", b.getI64IntegerAttr(T)),
+                 b.getNamedAttr("grid", b.getStringAttr("single"))});
+    Type rpiT = elementType(op.getReqPoolIndices());
+    Type r2tT = elementType(op.getReqToToken());
+    Type seqT = elementType(op.getSeqLens());
+    Type ncdT = elementType(op.getNumCorrectDrafts());
+    Type tgtT = elementType(op.getTargets());
+    bool checked = op.getChecked();
+    Value status = k.param(STATUS), bs = k.param(BS);
+    Value maxReqs = k.param(MAXREQS), poolLen = k.param(POOLLEN);
+    Value size = k.param(SIZE);
+    Value scratch = k.sharedMemory(
+        (k.getKernel().getName() + "_scan").str(),
+        LLVM::LLVMArrayType::get(b.getI32Type(), 32), /*external=*/false);
+    Value tid = k.threadId();
+    Value zero = k.i64(0), one = k.i64(1);
+
+    Value total = k.forLoopCarried(zero, bs, k.i64(T), zero, [&](Value base,
+                                                                  Value carry) {
+      Value i = k.add(base, tid);
+      Value active = k.cmp(CmpIPredicate::slt, i, bs);
+      // acc_i, or 0 for an idle thread or (checked) a request that is out of
+      // bounds, so that a bad request cannot shift the others' offsets.
+      Value acc = k.ifValue(active, k.i64Type(), [&]() -> Value {
+        Value a = k.add(k.loadI64(k.param(NCD), ncdT, i), one);
+        if (!checked)
+          return a;
+        Value r = k.loadI64(k.param(RPI), rpiT, i);
+        Value s = k.loadI64(k.param(SEQ), seqT, i);
+        Value end = k.add(s, a);
+        Value badDrafts = k.cmp(CmpIPredicate::slt, a, one);
+        Value badReq = k.outside(r, zero, maxReqs);
+        Value badSeq = k.bitOr(k.cmp(CmpIPredicate::slt, s, zero),
+                               k.cmp(CmpIPredicate::sgt, end, poolLen));
+        Value bad = k.bitOr(badDrafts, k.bitOr(badReq, badSeq));
+        k.ifThen(bad, [&] {
+          k.ifThenElse(
+              badDrafts,
+              [&] {
+                k.recordError(status, KVCACHE_ERR_NEGATIVE_DRAFTS, i,
+                              k.sub(a, one), zero);
+              },
+              [&] {
+                k.ifThenElse(
+                    badReq,
+                    [&] {
+                      k.recordError(status, KVCACHE_ERR_REQ_POOL_INDEX, i, r,
+                                    maxReqs);
+                    },
+                    [&] {
+                      k.recordError(status, KVCACHE_ERR_SEQ_RANGE, i, end,
+                                    poolLen);
+                    });
+              });
+        });
+        return k.select(bad, zero, a);
+      }, [&]() -> Value { return zero; });
+      auto [excl, blockTotal] = k.blockExclusiveScan(k.toI32(acc), scratch);
+      Value off = k.add(carry, k.toI64(excl));
+      k.ifThen(k.cmp(CmpIPredicate::sgt, acc, zero), [&] {
+        auto write = [&] {
+          Value r = k.loadI64(k.param(RPI), rpiT, i);
+          Value s = k.loadI64(k.param(SEQ), seqT, i);
+          Value row = k.add(k.mul(r, poolLen), s);
+          k.forLoop(zero, acc, one, [&](Value j) {
+            Value slot = k.loadI64(k.param(R2T), r2tT, k.add(row, j));
+            k.storeI64(k.param(TGT), tgtT, k.add(off, j), slot);
+          });
+        };
+        if (!checked)
+          return write();
+        Value end = k.add(off, acc);
+        k.ifThenElse(
+            k.cmp(CmpIPredicate::sgt, end, size),
+            [&] {
+              k.recordError(status, KVCACHE_ERR_TARGETS_OVERFLOW, i, end, size);
+            },
+            write);
+      });
+      return k.add(carry, k.toI64(blockTotal));
+    });
+    // Entries past the accepted tokens are zero (slot 0 is the pad slot).
+    k.forLoop(k.add(total, tid), size, k.i64(T), [&](Value e) {
+      k.storeI64(k.param(TGT), tgtT, e, zero);
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  gpu::GPUModuleOp kernels;
+  GPUKernelOptions options;
+};
+} // namespace
+
+void mlir::kvcache::populateAssignTargetsToGPUPattern(
+    RewritePatternSet &patterns, gpu::GPUModuleOp kernels,
+    const GPUKernelOptions &options) {
+  patterns.add<AssignTargetsToKernel>(patterns.getContext(), kernels, options);
+}

@@ -1,0 +1,164 @@
+//===- KernelBuilder.cpp - building blocks of the kvcache GPU kernels -----===//
+//
+// Implementation of KernelBuilder (see KernelBuilder.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "KVCache/KVCacheABI.h"
+
+using namespace mlir;
+using namespace mlir::kvcache;
+
+static constexpr unsigned kGlobalAddressSpace = 1;
+static constexpr unsigned kSharedAddressSpace = 3;
+
+KernelBuilder::KernelBuilder(gpu::GPUModuleOp module, Location loc,
+                             StringRef name, ArrayRef<KernelParam> params,
+                             int64_t blockSize)
+    : Emitter(loc, module.getContext()), module(module), blockSize(blockSize) {
+  MLIRContext *ctx = module.getContext();
+  SmallVector<Type> types;
+  for (const KernelParam &p : params)
+    types.push_back(p.kind == KernelParam::GlobalPtr
+                        ? Type(LLVM::LLVMPointerType::get(ctx, kGlobalAddressSpace))
+                        : Type(IntegerType::get(ctx, 64)));
+  b.setInsertionPointToEnd(module.getBody());
+  kernel = gpu::GPUFuncOp::create(b, name, FunctionType::get(ctx, types, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
+  int32_t bs = static_cast<int32_t>(blockSize);
+  kernel.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(ctx, {bs, 1, 1}));
+  // Pointer parameters: aligned to their element and never aliased by
+  // another parameter (the runtime passes distinct buffers).
+  for (auto [i, p] : llvm::enumerate(params)) {
+    if (p.kind != KernelParam::GlobalPtr)
+      continue;
+    kernel.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                      b.getI64IntegerAttr(p.align));
+    kernel.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
+                      UnitAttr::get(ctx));
+  }
+  b.setInsertionPointToStart(&kernel.getBody().front());
+  // The body ends with gpu.return; everything is built before it.
+  auto ret = gpu::ReturnOp::create(b);
+  b.setInsertionPoint(ret);
+}
+
+void KernelBuilder::setLaunch(ArrayRef<NamedAttribute> entries) {
+  kernel->setAttr("kvcache.launch", b.getDictionaryAttr(entries));
+}
+
+Type KernelBuilder::globalPtrType() {
+  return LLVM::LLVMPointerType::get(b.getContext(), kGlobalAddressSpace);
+}
+
+Value KernelBuilder::threadId() {
+  return toI64(gpu::ThreadIdOp::create(b, gpu::Dimension::x));
+}
+
+Value KernelBuilder::blockId(gpu::Dimension d) {
+  return toI64(gpu::BlockIdOp::create(b, d));
+}
+
+Value KernelBuilder::gep(Value base, Type elt, Value idx) {
+  return LLVM::GEPOp::create(b, base.getType(), elt, base,
+                             ArrayRef<LLVM::GEPArg>{idx});
+}
+
+Value KernelBuilder::load(Type type, Value ptr, int64_t align) {
+  return LLVM::LoadOp::create(b, type, ptr, align);
+}
+
+void KernelBuilder::store(Value v, Value ptr, int64_t align) {
+  LLVM::StoreOp::create(b, v, ptr, align);
+}
+
+Value KernelBuilder::loadI64(Value base, Type elt, Value idx) {
+  int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  return toI64(load(elt, gep(base, elt, idx), bytes));
+}
+
+void KernelBuilder::storeI64(Value base, Type elt, Value idx, Value v) {
+  int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  Value narrowed = elt.isInteger(64) ? v : Value(arith::TruncIOp::create(b, elt, v));
+  store(narrowed, gep(base, elt, idx), bytes);
+}
+
+Value KernelBuilder::sharedMemory(StringRef name, Type type, bool external) {
+  auto global = module.lookupSymbol<LLVM::GlobalOp>(name);
+  if (!global) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    global = LLVM::GlobalOp::create(
+        b, type, /*isConstant=*/false,
+        external ? LLVM::Linkage::External : LLVM::Linkage::Internal, name,
+        /*value=*/Attribute(), /*alignment=*/16, kSharedAddressSpace);
+  }
+  return LLVM::AddressOfOp::create(b, global);
+}
+
+std::pair<Value, Value> KernelBuilder::blockExclusiveScan(Value v,
+                                                          Value scratch) {
+  // Inclusive scan inside each warp with shuffles, one warp scans the warp
+  // totals, each warp adds the totals of the warps before it.
+  Type i32T = b.getI32Type();
+  int64_t numWarps = blockSize / 32;
+  Value tid = toI32(gpu::ThreadIdOp::create(b, gpu::Dimension::x));
+  Value lane = arith::AndIOp::create(b, tid, i32(31));
+  Value warp = arith::ShRUIOp::create(b, tid, i32(5));
+  auto warpInclusive = [&](Value x) {
+    for (int32_t d = 1; d < 32; d *= 2) {
+      auto shfl = gpu::ShuffleOp::create(b, x, d, 32, gpu::ShuffleMode::UP);
+      Value take = cmp(arith::CmpIPredicate::sge, lane, i32(d));
+      x = select(take, arith::AddIOp::create(b, x, shfl.getShuffleResult()), x);
+    }
+    return x;
+  };
+  Value inclusive = warpInclusive(v);
+  ifThen(cmp(arith::CmpIPredicate::eq, lane, i32(31)),
+         [&] { store(inclusive, gep(scratch, i32T, warp), 4); });
+  barrier();
+  ifThen(cmp(arith::CmpIPredicate::eq, warp, i32(0)), [&] {
+    Value inRange = cmp(arith::CmpIPredicate::slt, lane, i32(numWarps));
+    Value total = ifValue(
+        inRange, i32T, [&] { return load(i32T, gep(scratch, i32T, lane), 4); },
+        [&] { return i32(0); });
+    Value scanned = warpInclusive(total);
+    ifThen(inRange, [&] { store(scanned, gep(scratch, i32T, lane), 4); });
+  });
+  barrier();
+  Value before = ifValue(
+      cmp(arith::CmpIPredicate::sgt, warp, i32(0)), i32T,
+      [&] {
+        return load(i32T, gep(scratch, i32T, arith::SubIOp::create(b, warp, i32(1))), 4);
+      },
+      [&] { return i32(0); });
+  Value blockTotal = load(i32T, gep(scratch, i32T, i32(numWarps - 1)), 4);
+  // The scratch is reused by the next round: wait until everyone read it.
+  barrier();
+  Value exclusive =
+      arith::SubIOp::create(b, arith::AddIOp::create(b, before, inclusive), v);
+  return {exclusive, blockTotal};
+}
+
+void KernelBuilder::recordError(Value status, int64_t code, Value entry,
+                                Value value, Value bound) {
+  Type i64T = b.getI64Type();
+  auto cas = LLVM::AtomicCmpXchgOp::create(
+      b, gep(status, i64T, i64(KVCACHE_STATUS_CODE)), i64(0), i64(code),
+      LLVM::AtomicOrdering::monotonic, LLVM::AtomicOrdering::monotonic);
+  Value won = LLVM::ExtractValueOp::create(b, cas, ArrayRef<int64_t>{1});
+  ifThen(won, [&] {
+    store(toI64(entry), gep(status, i64T, i64(KVCACHE_STATUS_ENTRY)), 8);
+    store(toI64(value), gep(status, i64T, i64(KVCACHE_STATUS_VALUE)), 8);
+    store(toI64(bound), gep(status, i64T, i64(KVCACHE_STATUS_BOUND)), 8);
+  });
+}
+
+Value KernelBuilder::statusCode(Value status) {
+  // Volatile: another block of an earlier kernel wrote it; never cache.
+  Type i64T = b.getI64Type();
+  return LLVM::LoadOp::create(b, i64T, gep(status, i64T, i64(KVCACHE_STATUS_CODE)),
+                              8, /*isVolatile=*/true);
+}

@@ -1,0 +1,81 @@
+//===- Pipelines.cpp - specc's pass pipelines -----------------------------===//
+//
+// Builds the GPU pipeline (kvcache -> kernels -> NVVM) and the host pipeline
+// (kvcache -> loops -> LLVM) from upstream MLIR passes and specc's own
+// lowerings, and registers them as named pipelines.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Pipelines/Pipelines.h"
+
+#include "Conversion/Passes.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+bool specc::isSupportedChip(llvm::StringRef chip) {
+  return llvm::is_contained({"sm_80", "sm_86", "sm_89", "sm_90"}, chip);
+}
+
+void specc::buildKVCacheToGPUKernels(OpPassManager &pm,
+                                     const GPUPipelineOptions &options) {
+  kvcache::KVCacheToGPUOptions o;
+  o.tileBytes = options.tileBytes;
+  o.stagingBytes = options.stagingBytes;
+  pm.addPass(kvcache::createKVCacheToGPU(o));
+}
+
+void specc::buildGPUKernelsToNVVM(OpPassManager &pm,
+                                  const GPUPipelineOptions &options) {
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  // scf must be gone before GPU-to-NVVM, which converts cf but not scf.
+  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void specc::buildGPUPipeline(OpPassManager &pm,
+                             const GPUPipelineOptions &options) {
+  buildKVCacheToGPUKernels(pm, options);
+  buildGPUKernelsToNVVM(pm, options);
+}
+
+void specc::buildHostPipeline(OpPassManager &pm) {
+  pm.addPass(kvcache::createKVCacheToLoops());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void specc::registerPipelines() {
+  PassPipelineRegistration<GPUPipelineOptions>(
+      "specc-gpu-pipeline",
+      "kvcache ops to GPU kernels in the NVVM/LLVM dialect with an NVVM target",
+      buildGPUPipeline);
+  PassPipelineRegistration<>(
+      "specc-host-pipeline", "kvcache ops to host loops in the LLVM dialect",
+      buildHostPipeline);
+}

@@ -1,0 +1,112 @@
+/*===- specc_runtime.h - the KV-move function, C ABI ------------*- C -*-===//
+ *
+ * The public entry of specc's runtime: move_accept_tokens_to_target_kvcache
+ * (semantics in dialect/KVCache/IR/KVCacheOps.td) on the GPU, through
+ * kernels that specc compiled and the CUDA driver API loaded at run time, or
+ * on the CPU, through the same kernels compiled for the host. No MLIR, no
+ * CUDA headers: callable from C, C++ and Python (ctypes / extensions).
+ *
+ * A `specc_mover` owns everything a call needs (the device's kernels, the
+ * slot lists, the workspace, the status record and the buffer table), so a
+ * call allocates nothing, never synchronises unless asked to, and can be
+ * captured in a CUDA graph and replayed with new index values.
+ *===----------------------------------------------------------------------===*/
+
+#ifndef SPECC_RUNTIME_H
+#define SPECC_RUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element types of index tensors. */
+enum { SPECC_INT32 = 0, SPECC_INT64 = 1 };
+
+/* Where a mover runs. */
+enum { SPECC_DEVICE_CPU = -1 };
+
+/* Return codes. SPECC_ERROR_INPUT: a checked call found bad input (the status
+ * record says which bound; no buffer changed). */
+enum {
+  SPECC_SUCCESS = 0,
+  SPECC_ERROR_INVALID_ARGUMENT = 1,
+  SPECC_ERROR_NO_DRIVER = 2,
+  SPECC_ERROR_CUDA = 3,
+  SPECC_ERROR_INPUT = 4,
+  SPECC_ERROR_CAPTURING = 5,
+};
+
+/* A dense row-major tensor of rank 1 or 2 (shape[1] ignored for rank 1). */
+typedef struct specc_tensor {
+  void *data;
+  int32_t dtype; /* SPECC_INT32 or SPECC_INT64 */
+  int32_t rank;
+  int64_t shape[2];
+} specc_tensor;
+
+/* One KV buffer: `slots` rows of `row_bytes` bytes each, row-major. */
+typedef struct specc_kv_buffer {
+  void *data;
+  int64_t row_bytes;
+  int64_t slots;
+} specc_kv_buffer;
+
+typedef struct specc_move_args {
+  specc_tensor req_pool_indices;   /* [bs]            int32|int64 */
+  specc_tensor req_to_token;       /* [max_reqs, pool_len] int32 */
+  specc_tensor seq_lens;           /* [bs]            same dtype as req_pool_indices */
+  specc_tensor num_correct_drafts; /* [bs]            int32|int64 */
+  specc_tensor accept_index;       /* [bs, W]         int32|int64, -1 padded */
+  specc_tensor out_cache_loc;      /* [n]             int32|int64 */
+} specc_move_args;
+
+typedef struct specc_mover specc_mover;
+
+/* Creates a mover for `device` (a CUDA ordinal, or SPECC_DEVICE_CPU). On a
+ * GPU this loads the kernels into the device's primary context: the cubin
+ * built for the device when there is one, else the PTX, JIT-compiled by the
+ * driver (SPECC_FORCE_PTX=1 forces the PTX path). Scratch is sized for
+ * `max_entries` (= bs * W) and grows, outside stream capture, on demand. */
+int specc_mover_create(int device, int64_t max_entries, specc_mover **out);
+void specc_mover_destroy(specc_mover *mover);
+
+/* Registers the KV buffers the next calls move rows in (uploads the buffer
+ * table; synchronous, so not while a stream is capturing). Calls with the same
+ * buffers again are free. */
+int specc_mover_set_buffers(specc_mover *mover, const specc_kv_buffer *buffers,
+                            int64_t num_buffers);
+
+/* The KV move on `stream` (a CUstream; 0 for the legacy default stream;
+ * ignored on the CPU). Every bound is checked on the device: on bad input no
+ * buffer changes and the status record holds the first violation. With
+ * `sync` = 0 nothing waits for the device (capturable); with `sync` = 1 the
+ * call waits, reads the status record and returns SPECC_ERROR_INPUT with a
+ * message on a violation. */
+int specc_move_accept_tokens(specc_mover *mover, const specc_move_args *args,
+                             void *stream, int sync);
+
+/* Reads the status record of the last call (waits for `stream`): code, entry,
+ * value, bound, as listed in dialect/KVCache/KVCacheABI.h. */
+int specc_mover_read_status(specc_mover *mover, void *stream, int64_t out[4]);
+
+/* Reads the target and source slot lists of the last call (bs * W entries
+ * each, int64; waits for `stream`). For tests and debugging. */
+int specc_mover_read_slots(specc_mover *mover, void *stream, int64_t *targets,
+                           int64_t *sources, int64_t n);
+
+/* Describes the status record in words. */
+const char *specc_status_message(const int64_t status[4], char *buf, int64_t len);
+
+/* The message of the last failed call on this thread. */
+const char *specc_last_error(void);
+
+/* Which kernel image a GPU mover loaded: "cubin sm_90", "ptx", or "cpu". */
+const char *specc_mover_backend(const specc_mover *mover);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPECC_RUNTIME_H */
