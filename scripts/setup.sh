@@ -5,7 +5,7 @@
 # Idempotent: when everything is present it installs nothing.
 set -euo pipefail
 
-apt_packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools libzstd-dev
+apt_packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools libzstd-dev nlohmann-json3-dev
               cmake ninja-build python3-pip)
 missing=()
 for p in "${apt_packages[@]}"; do

@@ -21,6 +21,8 @@
 extern "C" {
 #endif
 
+#define SPECC_API __attribute__((visibility("default")))
+
 /* Element types of index tensors. */
 enum { SPECC_INT32 = 0, SPECC_INT64 = 1 };
 
@@ -69,13 +71,13 @@ typedef struct specc_mover specc_mover;
  * built for the device when there is one, else the PTX, JIT-compiled by the
  * driver (SPECC_FORCE_PTX=1 forces the PTX path). Scratch is sized for
  * `max_entries` (= bs * W) and grows, outside stream capture, on demand. */
-int specc_mover_create(int device, int64_t max_entries, specc_mover **out);
-void specc_mover_destroy(specc_mover *mover);
+SPECC_API int specc_mover_create(int device, int64_t max_entries, specc_mover **out);
+SPECC_API void specc_mover_destroy(specc_mover *mover);
 
 /* Registers the KV buffers the next calls move rows in (uploads the buffer
  * table; synchronous, so not while a stream is capturing). Calls with the same
  * buffers again are free. */
-int specc_mover_set_buffers(specc_mover *mover, const specc_kv_buffer *buffers,
+SPECC_API int specc_mover_set_buffers(specc_mover *mover, const specc_kv_buffer *buffers,
                             int64_t num_buffers);
 
 /* The KV move on `stream` (a CUstream; 0 for the legacy default stream;
@@ -84,26 +86,26 @@ int specc_mover_set_buffers(specc_mover *mover, const specc_kv_buffer *buffers,
  * `sync` = 0 nothing waits for the device (capturable); with `sync` = 1 the
  * call waits, reads the status record and returns SPECC_ERROR_INPUT with a
  * message on a violation. */
-int specc_move_accept_tokens(specc_mover *mover, const specc_move_args *args,
+SPECC_API int specc_move_accept_tokens(specc_mover *mover, const specc_move_args *args,
                              void *stream, int sync);
 
 /* Reads the status record of the last call (waits for `stream`): code, entry,
  * value, bound, as listed in dialect/KVCache/KVCacheABI.h. */
-int specc_mover_read_status(specc_mover *mover, void *stream, int64_t out[4]);
+SPECC_API int specc_mover_read_status(specc_mover *mover, void *stream, int64_t out[4]);
 
 /* Reads the target and source slot lists of the last call (bs * W entries
  * each, int64; waits for `stream`). For tests and debugging. */
-int specc_mover_read_slots(specc_mover *mover, void *stream, int64_t *targets,
+SPECC_API int specc_mover_read_slots(specc_mover *mover, void *stream, int64_t *targets,
                            int64_t *sources, int64_t n);
 
 /* Describes the status record in words. */
-const char *specc_status_message(const int64_t status[4], char *buf, int64_t len);
+SPECC_API const char *specc_status_message(const int64_t status[4], char *buf, int64_t len);
 
 /* The message of the last failed call on this thread. */
-const char *specc_last_error(void);
+SPECC_API const char *specc_last_error(void);
 
 /* Which kernel image a GPU mover loaded: "cubin sm_90", "ptx", or "cpu". */
-const char *specc_mover_backend(const specc_mover *mover);
+SPECC_API const char *specc_mover_backend(const specc_mover *mover);
 
 #ifdef __cplusplus
 }
