@@ -394,7 +394,8 @@ int specc_move_accept_tokens(specc_mover *m, const specc_move_args *a,
     host::assignTargets(rpiT, ncdT)(&rpi, &r2t, &seq, &ncd, &tgt, &st);
     host::compactSources(accT, oclT, ncdT)(&acc, &ocl, &ncd, &src, &st);
     host::moveRows()(&table, &src, &tgt, &ws, &st);
-    if (m->hostStatus[KVCACHE_STATUS_CODE] != 0)
+    // As on the GPU, bad input is an error only for a waiting call.
+    if (sync && m->hostStatus[KVCACHE_STATUS_CODE] != 0)
       return fail(SPECC_ERROR_INPUT, statusText(m->hostStatus.data()));
     return SPECC_SUCCESS;
   }

@@ -1,0 +1,34 @@
+"""specc: the KV-cache move of speculative decoding, compiled by specc.
+
+Importing needs neither a GPU nor torch; the runtime library loads on first use.
+"""
+
+from ._runtime import InputError, NoDriverError, SpeccError, status_message
+from .api import (
+    backend,
+    last_slots,
+    last_status,
+    move_accept_tokens_sglang,
+    move_accept_tokens_to_target_kvcache,
+    prepare,
+    reset,
+)
+
+__all__ = [
+    "InputError",
+    "NoDriverError",
+    "SpeccError",
+    "backend",
+    "last_slots",
+    "last_status",
+    "move_accept_tokens_sglang",
+    "move_accept_tokens_to_target_kvcache",
+    "prepare",
+    "reset",
+    "status_message",
+]
+
+try:  # The torch custom op, when torch is there.
+    from . import _torch_op  # noqa: F401
+except ImportError:
+    pass

@@ -1,0 +1,211 @@
+"""ctypes binding of specc's C ABI (lib/Runtime/specc_runtime.h).
+
+The runtime library is found, in this order: ``$SPECC_RUNTIME_LIB``; the copy
+installed inside this package by ``pip install``; ``build/lib`` of the
+repository this file sits in. Nothing is loaded until first use, and loading
+needs no GPU: a GPU mover reports "no CUDA driver" when there is none.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import pathlib
+import threading
+from typing import Optional, Sequence, Tuple
+
+INT32, INT64 = 0, 1
+DEVICE_CPU = -1
+
+SUCCESS = 0
+ERROR_INVALID_ARGUMENT = 1
+ERROR_NO_DRIVER = 2
+ERROR_CUDA = 3
+ERROR_INPUT = 4
+ERROR_CAPTURING = 5
+
+
+class SpeccError(RuntimeError):
+    """A failure of the specc runtime (driver, launch, misuse)."""
+
+
+class NoDriverError(SpeccError):
+    """No CUDA driver or GPU is available for a GPU mover."""
+
+
+class InputError(SpeccError, ValueError):
+    """A checked call found input outside the function's contract.
+
+    No KV buffer was changed. ``status`` holds (code, entry, value, bound)
+    as listed in dialect/KVCache/KVCacheABI.h.
+    """
+
+    def __init__(self, message: str, status: Tuple[int, int, int, int]):
+        super().__init__(message)
+        self.status = status
+
+
+class _Tensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("dtype", ctypes.c_int32),
+        ("rank", ctypes.c_int32),
+        ("shape", ctypes.c_int64 * 2),
+    ]
+
+
+class _KVBuffer(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("row_bytes", ctypes.c_int64),
+        ("slots", ctypes.c_int64),
+    ]
+
+
+ARG_NAMES = (
+    "req_pool_indices",
+    "req_to_token",
+    "seq_lens",
+    "num_correct_drafts",
+    "accept_index",
+    "out_cache_loc",
+)
+
+
+class _MoveArgs(ctypes.Structure):
+    _fields_ = [(name, _Tensor) for name in ARG_NAMES]
+
+
+_lib = None
+_lib_lock = threading.Lock()
+
+
+def _candidates():
+    env = os.environ.get("SPECC_RUNTIME_LIB")
+    if env:
+        yield pathlib.Path(env)
+    here = pathlib.Path(__file__).resolve().parent
+    yield here / "libspecc_runtime.so"
+    yield here.parent.parent / "build" / "lib" / "libspecc_runtime.so"
+
+
+def library() -> ctypes.CDLL:
+    """Loads the runtime library once and declares its functions."""
+    global _lib
+    with _lib_lock:
+        if _lib is not None:
+            return _lib
+        tried = []
+        for path in _candidates():
+            tried.append(str(path))
+            if path.is_file():
+                lib = ctypes.CDLL(str(path))
+                break
+        else:
+            raise SpeccError(
+                "cannot find libspecc_runtime.so (tried: " + ", ".join(tried) +
+                "); build the project or set SPECC_RUNTIME_LIB")
+        c = ctypes
+        lib.specc_mover_create.argtypes = [c.c_int, c.c_int64, c.POINTER(c.c_void_p)]
+        lib.specc_mover_destroy.argtypes = [c.c_void_p]
+        lib.specc_mover_destroy.restype = None
+        lib.specc_mover_set_buffers.argtypes = [c.c_void_p, c.POINTER(_KVBuffer), c.c_int64]
+        lib.specc_move_accept_tokens.argtypes = [c.c_void_p, c.POINTER(_MoveArgs), c.c_void_p, c.c_int]
+        lib.specc_mover_read_status.argtypes = [c.c_void_p, c.c_void_p, c.POINTER(c.c_int64)]
+        lib.specc_mover_read_slots.argtypes = [c.c_void_p, c.c_void_p, c.POINTER(c.c_int64),
+                                               c.POINTER(c.c_int64), c.c_int64]
+        lib.specc_status_message.argtypes = [c.POINTER(c.c_int64), c.c_char_p, c.c_int64]
+        lib.specc_status_message.restype = c.c_char_p
+        lib.specc_last_error.restype = c.c_char_p
+        lib.specc_mover_backend.argtypes = [c.c_void_p]
+        lib.specc_mover_backend.restype = c.c_char_p
+        _lib = lib
+        return lib
+
+
+def _raise(rc: int, mover: Optional["Mover"] = None, stream: int = 0) -> None:
+    lib = library()
+    message = lib.specc_last_error().decode()
+    if rc == ERROR_INPUT:
+        status = mover.read_status(stream) if mover is not None else (0, 0, 0, 0)
+        raise InputError(message, status)
+    if rc == ERROR_NO_DRIVER:
+        raise NoDriverError(message)
+    if rc == ERROR_INVALID_ARGUMENT:
+        raise ValueError(message)
+    raise SpeccError(message)
+
+
+def tensor(data: int, dtype: int, shape: Sequence[int]) -> _Tensor:
+    t = _Tensor()
+    t.data = data
+    t.dtype = dtype
+    t.rank = len(shape)
+    t.shape[0] = shape[0] if shape else 0
+    t.shape[1] = shape[1] if len(shape) > 1 else 0
+    return t
+
+
+class Mover:
+    """Owns the kernels and the scratch of the KV move on one device."""
+
+    def __init__(self, device: int, max_entries: int = 4096):
+        handle = ctypes.c_void_p()
+        rc = library().specc_mover_create(device, max_entries, ctypes.byref(handle))
+        if rc != SUCCESS:
+            _raise(rc)
+        self._handle = handle
+        self.device = device
+        self.capacity = max_entries
+        self._buffers: Optional[tuple] = None
+
+    def __del__(self):
+        handle = getattr(self, "_handle", None)
+        if handle and _lib is not None:
+            _lib.specc_mover_destroy(handle)
+            self._handle = None
+
+    @property
+    def backend(self) -> str:
+        """'cubin sm_90', 'cubin sm_80', 'ptx' or 'cpu'."""
+        return library().specc_mover_backend(self._handle).decode()
+
+    def set_buffers(self, buffers: Sequence[Tuple[int, int, int]]) -> None:
+        """Registers (address, row bytes, slots) of each KV buffer."""
+        key = tuple(buffers)
+        if key == self._buffers:
+            return
+        arr = (_KVBuffer * max(len(key), 1))()
+        for i, (addr, row_bytes, slots) in enumerate(key):
+            arr[i].data, arr[i].row_bytes, arr[i].slots = addr, row_bytes, slots
+        rc = library().specc_mover_set_buffers(self._handle, arr, len(key))
+        if rc != SUCCESS:
+            _raise(rc)
+        self._buffers = key
+
+    def move(self, args: _MoveArgs, stream: int = 0, sync: bool = False) -> None:
+        rc = library().specc_move_accept_tokens(self._handle, ctypes.byref(args),
+                                                stream, int(sync))
+        if rc != SUCCESS:
+            _raise(rc, self, stream)
+
+    def read_status(self, stream: int = 0) -> Tuple[int, int, int, int]:
+        out = (ctypes.c_int64 * 4)()
+        rc = library().specc_mover_read_status(self._handle, stream, out)
+        if rc != SUCCESS:
+            _raise(rc)
+        return tuple(out)
+
+    def read_slots(self, n: int, stream: int = 0):
+        tgt = (ctypes.c_int64 * max(n, 1))()
+        src = (ctypes.c_int64 * max(n, 1))()
+        rc = library().specc_mover_read_slots(self._handle, stream, tgt, src, n)
+        if rc != SUCCESS:
+            _raise(rc)
+        return list(tgt)[:n], list(src)[:n]
+
+
+def status_message(status: Sequence[int]) -> str:
+    arr = (ctypes.c_int64 * 4)(*status)
+    buf = ctypes.create_string_buffer(256)
+    return library().specc_status_message(arr, buf, 256).decode()

@@ -1,0 +1,196 @@
+"""The KV move on torch tensors (GPU or CPU) and numpy arrays (CPU).
+
+``move_accept_tokens_to_target_kvcache`` validates every argument on the host
+(dtypes, shapes, devices, contiguity) before anything is launched, then runs
+the three stages on the tensors' device, on the current stream, without
+synchronising (``check=True`` waits and raises ``InputError`` on input that
+breaks the contract; with ``check=False`` such input still changes nothing and
+``last_status()`` tells what it was). It is capturable in a CUDA graph.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Dict, List, Sequence, Tuple
+
+from . import _runtime as rt
+
+_movers: Dict[int, rt.Mover] = {}
+_movers_lock = threading.Lock()
+_last: Dict[str, Any] = {}
+
+
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.startswith("torch")
+
+
+def _device_of(x: Any) -> int:
+    """CUDA ordinal of a tensor, or DEVICE_CPU."""
+    if _is_torch(x):
+        if x.device.type == "cuda":
+            return x.device.index if x.device.index is not None else 0
+        if x.device.type == "cpu":
+            return rt.DEVICE_CPU
+        raise ValueError(f"tensors on {x.device} are not supported (CUDA or CPU only)")
+    return rt.DEVICE_CPU
+
+
+def _index_tensor(x: Any, name: str, rank: int, int32_only: bool = False) -> rt._Tensor:
+    if _is_torch(x):
+        import torch
+
+        dtypes = {torch.int32: rt.INT32, torch.int64: rt.INT64}
+        dtype, ptr, contiguous = x.dtype, x.data_ptr(), x.is_contiguous()
+    elif hasattr(x, "__array_interface__"):
+        import numpy as np
+
+        dtypes = {np.dtype(np.int32): rt.INT32, np.dtype(np.int64): rt.INT64}
+        dtype, ptr, contiguous = x.dtype, x.ctypes.data, x.flags["C_CONTIGUOUS"]
+    else:
+        raise TypeError(f"{name} must be a torch tensor or a numpy array, got {type(x).__name__}")
+    if x.ndim != rank:
+        raise ValueError(f"{name} must have rank {rank}, got shape {tuple(x.shape)}")
+    code = dtypes.get(dtype)
+    if code is None or (int32_only and code != rt.INT32):
+        allowed = "int32" if int32_only else "int32 or int64"
+        raise TypeError(f"{name} must be {allowed}, got {dtype}")
+    if not contiguous:
+        raise ValueError(f"{name} must be contiguous")
+    return rt.tensor(ptr, code, tuple(int(s) for s in x.shape))
+
+
+def _kv_buffer(x: Any, i: int) -> Tuple[int, int, int]:
+    name = f"kv_buffers[{i}]"
+    if _is_torch(x):
+        ptr, elem, contiguous = x.data_ptr(), x.element_size(), x.is_contiguous()
+    elif hasattr(x, "__array_interface__"):
+        ptr, elem, contiguous = x.ctypes.data, x.itemsize, x.flags["C_CONTIGUOUS"]
+    else:
+        raise TypeError(f"{name} must be a torch tensor or a numpy array")
+    if x.ndim < 1 or x.shape[0] == 0:
+        raise ValueError(f"{name} must have at least one slot (dimension 0)")
+    if not contiguous:
+        raise ValueError(f"{name} must be contiguous (rows of one slot adjacent)")
+    slots = int(x.shape[0])
+    row_bytes = (int(x.numel() if _is_torch(x) else x.size) // slots) * elem
+    if row_bytes == 0:
+        raise ValueError(f"{name} has empty rows")
+    return ptr, row_bytes, slots
+
+
+def _mover(device: int, entries: int, grow: bool = False) -> rt.Mover:
+    """The cached mover of ``device``; with ``grow``, one whose scratch holds
+    ``entries`` (otherwise the runtime grows it on demand, outside capture)."""
+    with _movers_lock:
+        m = _movers.get(device)
+        if m is None or (grow and m.capacity < entries):
+            m = rt.Mover(device, max(entries, 4096))
+            _movers[device] = m
+        return m
+
+
+def reset() -> None:
+    """Drops the cached movers (the next call loads the kernels again, e.g.
+    after setting SPECC_FORCE_PTX)."""
+    with _movers_lock:
+        _movers.clear()
+
+
+def backend(device: int = 0) -> str:
+    """Which kernel image the mover of ``device`` uses ('cubin sm_90', 'ptx', 'cpu')."""
+    return _mover(device, 0).backend
+
+
+def prepare(device: int, max_entries: int, kv_buffers: Sequence[Any] = ()) -> None:
+    """Creates the mover of ``device`` with room for ``max_entries`` (= bs * W)
+    and registers ``kv_buffers``: call before CUDA-graph capture, which forbids
+    the allocations and the upload this does."""
+    m = _mover(device, max_entries, grow=True)
+    m.set_buffers([_kv_buffer(b, i) for i, b in enumerate(kv_buffers)])
+
+
+def move_accept_tokens_to_target_kvcache(
+    req_pool_indices: Any,
+    req_to_token: Any,
+    seq_lens: Any,
+    num_correct_drafts: Any,
+    accept_index: Any,
+    out_cache_loc: Any,
+    kv_buffers: Sequence[Any],
+    *,
+    check: bool = False,
+) -> None:
+    """Moves the KV rows of the accepted tokens to their target slots.
+
+    For request i with acc_i = num_correct_drafts[i] + 1 accepted tokens, the
+    targets are req_to_token[req_pool_indices[i], seq_lens[i] : seq_lens[i] +
+    acc_i]; the sources are out_cache_loc[a] for the non -1 entries a of
+    accept_index (row-major). In every buffer, each target row becomes what its
+    source row held before the call (gather, then scatter).
+
+    Args:
+      req_pool_indices, seq_lens: [bs] int32|int64 (same dtype).
+      req_to_token: [max_reqs, pool_len] int32.
+      num_correct_drafts: [bs] int32|int64.
+      accept_index: [bs, W] int32|int64, -1 padded.
+      out_cache_loc: [n] int32|int64.
+      kv_buffers: tensors [slots, ...] of any dtype, rows contiguous.
+      check: wait for the device and raise InputError on out-of-contract input.
+    """
+    named = dict(zip(rt.ARG_NAMES, (req_pool_indices, req_to_token, seq_lens,
+                                   num_correct_drafts, accept_index, out_cache_loc)))
+    device = _device_of(req_pool_indices)
+    for name, t in list(named.items()) + [(f"kv_buffers[{i}]", b) for i, b in enumerate(kv_buffers)]:
+        if _device_of(t) != device:
+            raise ValueError(f"{name} is on another device than req_pool_indices")
+    args = rt._MoveArgs()
+    for name, t in named.items():
+        rank = 2 if name in ("req_to_token", "accept_index") else 1
+        setattr(args, name, _index_tensor(t, name, rank, int32_only=name == "req_to_token"))
+    buffers = [_kv_buffer(b, i) for i, b in enumerate(kv_buffers)]
+    entries = int(accept_index.shape[0]) * int(accept_index.shape[1])
+    m = _mover(device, entries)
+    stream = 0
+    if device != rt.DEVICE_CPU:
+        import torch
+
+        stream = torch.cuda.current_stream(device).cuda_stream
+    m.set_buffers(buffers)
+    _last["mover"], _last["stream"] = m, stream
+    m.move(args, stream, sync=check)
+
+
+def last_status() -> Tuple[int, int, int, int]:
+    """Status record of the last call (waits for its stream): (code, entry,
+    value, bound); code 0 means the input was within the contract."""
+    m = _last.get("mover")
+    if m is None:
+        return (0, 0, 0, 0)
+    return m.read_status(_last["stream"])
+
+
+def last_slots(n: int) -> Tuple[List[int], List[int]]:
+    """Target and source slot lists of the last call (first n entries)."""
+    m = _last["mover"]
+    return m.read_slots(n, _last["stream"])
+
+
+def move_accept_tokens_sglang(batch: Any, accept_index: Any, num_correct_drafts: Any,
+                              token_to_kv_pool_allocator: Any, *, check: bool = False) -> None:
+    """Drop-in for sglang's move_accept_tokens_to_target_kvcache(batch,
+    accept_index, num_correct_drafts, token_to_kv_pool_allocator).
+
+    Uses batch.req_pool_indices, batch.req_to_token_pool.req_to_token,
+    batch.seq_lens, batch.out_cache_loc and allocator.get_kvcache(), whose
+    k_buffer/v_buffer lists (MHA) or kv_buffer list (MLA) are moved.
+    """
+    pool = token_to_kv_pool_allocator.get_kvcache()
+    if hasattr(pool, "k_buffer") and hasattr(pool, "v_buffer"):
+        buffers = list(pool.k_buffer) + list(pool.v_buffer)
+    elif hasattr(pool, "kv_buffer"):
+        buffers = list(pool.kv_buffer)
+    else:
+        raise TypeError("the KV pool has neither k_buffer/v_buffer nor kv_buffer lists")
+    move_accept_tokens_to_target_kvcache(
+        batch.req_pool_indices, batch.req_to_token_pool.req_to_token, batch.seq_lens,
+        num_correct_drafts, accept_index, batch.out_cache_loc, buffers, check=check)

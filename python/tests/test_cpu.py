@@ -1,0 +1,88 @@
+"""The Python API on the CPU path (numpy arrays): runs everywhere, CI too."""
+
+import numpy as np
+import pytest
+
+import specc
+
+
+def _case_arrays(case):
+    dt = np.int64 if case["index_dtype"] == "int64" else np.int32
+    bs, w = case["bs"], case["W"]
+    args = dict(
+        req_pool_indices=np.array(case["req_pool_indices"], dtype=dt).reshape(bs),
+        req_to_token=np.array(case["req_to_token"], dtype=np.int32),
+        seq_lens=np.array(case["seq_lens"], dtype=dt).reshape(bs),
+        num_correct_drafts=np.array(case["num_correct_drafts"], dtype=dt).reshape(bs),
+        accept_index=np.array(case["accept_index"], dtype=dt).reshape(bs, w),
+        out_cache_loc=np.array(case["out_cache_loc"], dtype=dt).reshape(-1),
+    )
+    bufs = [np.frombuffer(bytes.fromhex("".join(rows)), dtype=np.uint8)
+            .reshape(len(rows), -1).copy() for rows in case["buffers_before"]]
+    after = [np.frombuffer(bytes.fromhex("".join(rows)), dtype=np.uint8)
+             .reshape(len(rows), -1) for rows in case["expected_buffers_after"]]
+    return args, bufs, after
+
+
+def test_import_needs_no_gpu():
+    assert callable(specc.move_accept_tokens_to_target_kvcache)
+    assert specc.backend(-1) == "cpu"
+
+
+def test_vectors(vectors):
+    for case in vectors:
+        args, bufs, after = _case_arrays(case)
+        specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs, check=True)
+        n = case["bs"] * case["W"]
+        tgt, src = specc.last_slots(n)
+        assert tgt == case["expected_tgt"], case["name"]
+        assert src == case["expected_src"], case["name"]
+        for got, want in zip(bufs, after):
+            assert np.array_equal(got, want), case["name"]
+
+
+def test_bad_input_raises_and_changes_nothing(vectors):
+    case = next(c for c in vectors if c["name"] == "tree_bs2_w4_d8")
+    args, bufs, _ = _case_arrays(case)
+    before = [b.copy() for b in bufs]
+    args["accept_index"][0, 1] = len(args["out_cache_loc"]) + 5
+    with pytest.raises(specc.InputError) as err:
+        specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs, check=True)
+    assert "accept_index" in str(err.value)
+    assert err.value.status[0] in (4, 5)
+    for got, want in zip(bufs, before):
+        assert np.array_equal(got, want)
+    # Unchecked: nothing changes either, and the status says why.
+    specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs)
+    assert specc.last_status()[0] != 0
+    assert "accept_index" in specc.status_message(specc.last_status())
+    for got, want in zip(bufs, before):
+        assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda a: a.update(req_to_token=a["req_to_token"].astype(np.int64)), "req_to_token must be int32"),
+    (lambda a: a.update(seq_lens=a["seq_lens"][:-1]), "seq_lens has"),
+    (lambda a: a.update(accept_index=a["accept_index"].reshape(-1)), "accept_index must have rank 2"),
+    (lambda a: a.update(out_cache_loc=a["out_cache_loc"].astype(np.float32)), "out_cache_loc must be int32 or int64"),
+    (lambda a: a.update(seq_lens=a["seq_lens"].astype(np.int32)), "must share a dtype"),
+    (lambda a: a.update(accept_index=np.asfortranarray(np.tile(a["accept_index"], (1, 2))[:, ::2])), "accept_index must be contiguous"),
+])
+def test_host_validation(vectors, mutate, message):
+    case = next(c for c in vectors if c["name"] == "tree_bs2_w4_d8")
+    args, bufs, _ = _case_arrays(case)
+    before = [b.copy() for b in bufs]
+    mutate(args)
+    with pytest.raises((TypeError, ValueError), match=message):
+        specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs)
+    for got, want in zip(bufs, before):
+        assert np.array_equal(got, want)
+
+
+def test_gpu_mover_without_driver_says_so():
+    import os
+    if os.path.exists("/dev/nvidia0"):
+        pytest.skip("a GPU is present")
+    from specc import _runtime as rt
+    with pytest.raises(specc.NoDriverError, match="CUDA driver|libcuda"):
+        rt.Mover(0)

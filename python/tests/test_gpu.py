@@ -1,0 +1,226 @@
+"""The KV move on real GPU tensors, bit-exact against a pure-torch reference.
+
+Marked `gpu`: skipped, visibly, without torch or a CUDA GPU. scripts/device.sh
+runs them on the GPU host, on the cubin path and again with SPECC_FORCE_PTX=1.
+"""
+
+import os
+import types
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="GPU tests need torch")
+
+import specc  # noqa: E402
+from gpu_cases import make_case, reference  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+
+def run_and_compare(args, buffers, **kw):
+    want, tgt, src = reference(args, buffers)
+    specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=buffers, check=True, **kw)
+    torch.cuda.synchronize()
+    for i, (got, exp) in enumerate(zip(buffers, want)):
+        assert torch.equal(got, exp), f"buffer {i} differs"
+    return tgt, src
+
+
+def test_backend_matches_request():
+    b = specc.backend(0)
+    if os.environ.get("SPECC_FORCE_PTX") == "1":
+        assert b == "ptx"
+    else:
+        assert b.startswith("cubin") or b == "ptx"
+
+
+@pytest.mark.parametrize("bs", [1, 3, 64, 517, 4096])
+@pytest.mark.parametrize("w", [2, 4, 9])
+@pytest.mark.parametrize("tree", [False, True])
+def test_random(bs, w, tree):
+    args, bufs = make_case(bs, w, tree=tree, layers=2, k_row=128, v_row=96, seed=bs * 31 + w)
+    tgt, src = run_and_compare(args, bufs)
+    n = bs * w
+    got_t, got_s = specc.last_slots(n)
+    assert got_t[: len(tgt)] == tgt.tolist() and all(x == 0 for x in got_t[len(tgt):])
+    assert got_s[: len(src)] == src.tolist() and all(x == 0 for x in got_s[len(src):])
+
+
+@pytest.mark.parametrize("row", [64, 12, 20, 33, 576, 1024, 2048, 8192])
+def test_row_sizes(row):
+    args, bufs = make_case(97, 5, tree=True, layers=3, k_row=row, v_row=max(row // 2, 1), seed=row)
+    run_and_compare(args, bufs)
+
+
+@pytest.mark.parametrize("rpi,ncd,acc,ocl", [
+    (torch.int64, torch.int64, torch.int64, torch.int64),
+    (torch.int32, torch.int32, torch.int32, torch.int32),
+    (torch.int64, torch.int32, torch.int32, torch.int64),
+    (torch.int32, torch.int64, torch.int64, torch.int32),
+])
+def test_index_dtypes(rpi, ncd, acc, ocl):
+    args, bufs = make_case(33, 6, tree=True, rpi_dtype=rpi, ncd_dtype=ncd, acc_dtype=acc,
+                           ocl_dtype=ocl, seed=7)
+    run_and_compare(args, bufs)
+
+
+@pytest.mark.parametrize("layers", [1, 24, 128])
+def test_layers_and_mla(layers):
+    args, bufs = make_case(40, 4, tree=True, layers=layers, k_row=576, mla=True, seed=layers)
+    run_and_compare(args, bufs)
+    args, bufs = make_case(40, 4, tree=True, layers=layers, k_row=256, v_row=128, seed=layers + 1)
+    run_and_compare(args, bufs)
+
+
+def test_bs0():
+    args, bufs = make_case(0, 4, tree=True)
+    run_and_compare(args, bufs)
+
+
+def test_long_request():
+    # One request accepting more tokens than a thread block has threads.
+    args, bufs = make_case(3, 1500, tree=False, num_draft=1500, seed=5)
+    run_and_compare(args, bufs)
+
+
+def test_rows_outside_targets_unchanged_and_bf16():
+    args, _ = make_case(64, 4, tree=True)
+    slots = int(args["req_to_token"].max()) + 65
+    bufs = [torch.randn(slots, 8, 128, device="cuda", dtype=torch.bfloat16) for _ in range(4)]
+    run_and_compare(args, bufs)
+
+
+def test_bad_input_changes_nothing():
+    args, bufs = make_case(16, 4, tree=True, seed=3)
+    before = [b.clone() for b in bufs]
+    args["req_pool_indices"][5] = args["req_to_token"].shape[0] + 10
+    with pytest.raises(specc.InputError, match="req_pool_indices"):
+        specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs, check=True)
+    for got, exp in zip(bufs, before):
+        assert torch.equal(got, exp)
+    args, bufs = make_case(16, 4, tree=True, seed=4)
+    before = [b.clone() for b in bufs]
+    args["out_cache_loc"][3] = bufs[0].shape[0] + 7  # slot past the pool
+    args["accept_index"][0, 1] = 3
+    args["accept_index"][0, 2:] = -1
+    args["num_correct_drafts"][0] = 1
+    specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs)  # no sync
+    assert specc.last_status()[0] == 7
+    for got, exp in zip(bufs, before):
+        assert torch.equal(got, exp)
+
+
+def test_host_validation_before_launch():
+    args, bufs = make_case(8, 4, tree=True)
+    with pytest.raises(ValueError, match="another device"):
+        specc.move_accept_tokens_to_target_kvcache(**{**args, "seq_lens": args["seq_lens"].cpu()},
+                                                   kv_buffers=bufs)
+    with pytest.raises(ValueError, match="contiguous"):
+        specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=[bufs[0][:, ::2]])
+    with pytest.raises(TypeError, match="req_to_token must be int32"):
+        specc.move_accept_tokens_to_target_kvcache(
+            **{**args, "req_to_token": args["req_to_token"].long()}, kv_buffers=bufs)
+
+
+def test_non_default_stream():
+    args, bufs = make_case(200, 4, tree=True, seed=11)
+    want, _, _ = reference(args, bufs)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs)
+    s.synchronize()
+    for got, exp in zip(bufs, want):
+        assert torch.equal(got, exp)
+
+
+def test_cuda_graph_replay_with_new_indices():
+    bs, w = 128, 5
+    args, bufs = make_case(bs, w, tree=True, seed=21)
+    static = {k: v.clone() for k, v in args.items()}
+    specc.prepare(0, bs * w, bufs)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):  # warm up outside capture
+        specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs)
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs)
+    for seed in (22, 23, 24):
+        new, _ = make_case(bs, w, tree=True, seed=seed)
+        # Same pool geometry: reuse req_to_token's shape, fresh index values.
+        for k in static:
+            static[k].copy_(new[k])
+        for b in bufs:
+            b.random_(0, 256)
+        want, _, _ = reference(static, bufs)
+        graph.replay()
+        torch.cuda.synchronize()
+        for got, exp in zip(bufs, want):
+            assert torch.equal(got, exp)
+        assert specc.last_status()[0] == 0
+
+
+def test_custom_op():
+    args, bufs = make_case(10, 4, tree=True, seed=9)
+    want, _, _ = reference(args, bufs)
+    torch.ops.specc.move_accept_tokens_to_target_kvcache(*args.values(), bufs, True)
+    for got, exp in zip(bufs, want):
+        assert torch.equal(got, exp)
+
+
+@pytest.mark.parametrize("mla", [False, True])
+def test_sglang_adapter(mla):
+    args, bufs = make_case(50, 4, tree=True, layers=6, k_row=256, v_row=128, mla=mla, seed=13)
+    want, _, _ = reference(args, bufs)
+    pool = (types.SimpleNamespace(kv_buffer=bufs) if mla else
+            types.SimpleNamespace(k_buffer=bufs[:6], v_buffer=bufs[6:]))
+    batch = types.SimpleNamespace(
+        seq_lens=args["seq_lens"], req_pool_indices=args["req_pool_indices"],
+        out_cache_loc=args["out_cache_loc"],
+        req_to_token_pool=types.SimpleNamespace(req_to_token=args["req_to_token"]))
+    allocator = types.SimpleNamespace(get_kvcache=lambda: pool)
+    specc.move_accept_tokens_sglang(batch, args["accept_index"], args["num_correct_drafts"],
+                                    allocator, check=True)
+    for got, exp in zip(bufs, want):
+        assert torch.equal(got, exp)
+
+
+def test_adversarial_overlap():
+    # Sources that are other requests' targets, swaps and cycles.
+    args, bufs = make_case(64, 4, tree=True, seed=17)
+    want0, tgt, _ = reference(args, bufs)
+    n = len(tgt)
+    perm = torch.randperm(args["out_cache_loc"].numel())
+    # Point every accepted position at some other request's target slot.
+    ocl = args["out_cache_loc"].clone()
+    flat = args["accept_index"].reshape(-1).long()
+    keep = flat[flat != -1]
+    ocl[keep] = tgt.to(ocl.device)[torch.randperm(n)].to(ocl.dtype)
+    args["out_cache_loc"] = ocl
+    del perm, want0
+    run_and_compare(args, bufs)
+
+
+def test_vectors(vectors):
+    for case in vectors:
+        dt = torch.int64 if case["index_dtype"] == "int64" else torch.int32
+        bs, w = case["bs"], case["W"]
+        args = dict(
+            req_pool_indices=torch.tensor(case["req_pool_indices"], dtype=dt).reshape(bs),
+            req_to_token=torch.tensor(case["req_to_token"], dtype=torch.int32),
+            seq_lens=torch.tensor(case["seq_lens"], dtype=dt).reshape(bs),
+            num_correct_drafts=torch.tensor(case["num_correct_drafts"], dtype=dt).reshape(bs),
+            accept_index=torch.tensor(case["accept_index"], dtype=dt).reshape(bs, w),
+            out_cache_loc=torch.tensor(case["out_cache_loc"], dtype=dt).reshape(-1))
+        args = {k: v.cuda() for k, v in args.items()}
+        bufs = [torch.frombuffer(bytearray(bytes.fromhex("".join(r))), dtype=torch.uint8)
+                .reshape(len(r), -1).cuda() for r in case["buffers_before"]]
+        after = [torch.frombuffer(bytearray(bytes.fromhex("".join(r))), dtype=torch.uint8)
+                 .reshape(len(r), -1).cuda() for r in case["expected_buffers_after"]]
+        specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs, check=True)
+        tgt, src = specc.last_slots(bs * w)
+        assert tgt == case["expected_tgt"] and src == case["expected_src"], case["name"]
+        for got, exp in zip(bufs, after):
+            assert torch.equal(got, exp), case["name"]

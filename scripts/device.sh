@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Everything specc does on a GPU host, in one call: build the MLIR-free runtime
+# from kernel artifacts that `specc` made elsewhere (build/artifacts), install
+# the Python package, run the GPU tests on the cubin path and again on the
+# PTX (JIT) path, run compute-sanitizer over a KV move, and run the benchmark.
+# Writes logs and a summary to $OUT (default ./device-out); prints the summary
+# last. Usage: scripts/device.sh [ARTIFACT_DIR]
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+art=${1:-$root/build/artifacts}
+OUT=${OUT:-$root/device-out}
+mkdir -p "$OUT"
+summary=$OUT/summary.txt
+: > "$summary"
+say() { echo "$*" | tee -a "$summary"; }
+
+say "specc device run: $(date -u +%Y-%m-%dT%H:%MZ) commit ${SPECC_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
+for f in kernels.sm_80.cubin kernels.sm_90.cubin kernels.ptx kernels.manifest kernels.host.o; do
+  [ -f "$art/$f" ] || { say "missing artifact $art/$f: run scripts/build.sh where MLIR is"; exit 1; }
+done
+
+rt=/tmp/specc-runtime
+cmake -S "$root" -B "$rt" -G Ninja -DSPECC_RUNTIME_ONLY=ON -DSPECC_KERNEL_ARTIFACTS="$art" > "$OUT/build.log" 2>&1 &&
+  cmake --build "$rt" >> "$OUT/build.log" 2>&1 || { say "runtime build FAILED"; tail -30 "$OUT/build.log"; exit 1; }
+say "runtime build: ok"
+
+site=/tmp/specc-site
+SPECC_RUNTIME_ONLY=ON SPECC_KERNEL_ARTIFACTS="$art" python3 -m pip install -q --no-build-isolation \
+  --no-deps --no-index --target "$site" "$root/python" > "$OUT/pip.log" 2>&1 &&
+  PYTHONPATH=$site python3 -c "import specc, torch; print(specc.__file__, specc.backend(0))" >> "$OUT/pip.log" 2>&1 &&
+  say "pip install ./python: ok ($(tail -1 "$OUT/pip.log"))" || say "pip install ./python: FAILED (see pip.log)"
+
+export SPECC_RUNTIME_LIB=$rt/lib/libspecc_runtime.so
+cd "$root/python"
+run_tests() {  # name, extra env
+  local name=$1; shift
+  env "$@" python3 -m pytest -q -rs -p no:cacheprovider tests > "$OUT/pytest-$name.log" 2>&1
+  say "pytest ($name): $(tail -1 "$OUT/pytest-$name.log")"
+}
+run_tests cubin SPECC_FORCE_PTX=0
+run_tests ptx SPECC_FORCE_PTX=1
+
+cat > /tmp/specc_sanitize.py <<'PY'
+import sys; sys.path.insert(0, "tests")
+import torch, specc
+from gpu_cases import make_case, reference
+for tree in (False, True):
+    args, bufs = make_case(96, 5, tree=tree, layers=2, k_row=160, v_row=20, seed=1)
+    want, _, _ = reference(args, bufs)
+    specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs, check=True)
+    assert all(torch.equal(a, b) for a, b in zip(bufs, want))
+print("sanitized run ok")
+PY
+for tool in memcheck racecheck; do
+  compute-sanitizer --tool $tool --error-exitcode 9 python3 /tmp/specc_sanitize.py > "$OUT/sanitizer-$tool.log" 2>&1
+  say "compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer-$tool.log" | tail -1)"
+done
+
+if [ -f benchmarks/bench_move.py ]; then
+  python3 benchmarks/bench_move.py --sglang-src "$root/.bench" --out "$OUT/bench.json" \
+    > "$OUT/bench.txt" 2>&1
+  say "benchmark: rc=$?"
+  cat "$OUT/bench.txt" >> "$summary"
+fi
+echo "==== summary"; cat "$summary"
