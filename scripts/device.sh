@@ -26,13 +26,14 @@ cmake -S "$root" -B "$rt" -G Ninja -DSPECC_RUNTIME_ONLY=ON -DSPECC_KERNEL_ARTIFA
 say "runtime build: ok"
 
 site=/tmp/specc-site
-SPECC_RUNTIME_ONLY=ON SPECC_KERNEL_ARTIFACTS="$art" python3 -m pip install -q --no-build-isolation \
+SPECC_RUNTIME_ONLY=ON SPECC_KERNEL_ARTIFACTS="$art" python3 -m pip install -q --upgrade --no-build-isolation \
   --no-deps --no-index --target "$site" "$root/python" > "$OUT/pip.log" 2>&1 &&
   PYTHONPATH=$site python3 -c "import specc, torch; print(specc.__file__, specc.backend(0))" >> "$OUT/pip.log" 2>&1 &&
   say "pip install ./python: ok ($(tail -1 "$OUT/pip.log"))" || say "pip install ./python: FAILED (see pip.log)"
 
 export SPECC_RUNTIME_LIB=$rt/lib/libspecc_runtime.so
 cd "$root/python"
+export PYTHONPATH=$root/python
 run_tests() {  # name, extra env
   local name=$1; shift
   env "$@" python3 -m pytest -q -rs -p no:cacheprovider tests > "$OUT/pytest-$name.log" 2>&1

@@ -21,7 +21,7 @@ def make_case(bs, w, *, tree, num_draft=None, layers=2, k_row=64, v_row=None,
     num_draft = num_draft or (max(8, w) if tree else w)
     max_reqs = bs + 3
     pool_len = 64 + num_draft + 8
-    slots = 1 + bs * (pool_len) + slots_extra
+    slots = 1 + max_reqs * pool_len + slots_extra
     perm = torch.randperm(slots - 1, generator=g) + 1  # slot 0 is the pad slot
     req_to_token = perm[: max_reqs * pool_len].reshape(max_reqs, pool_len).to(torch.int32)
     rows = torch.randperm(max_reqs, generator=g)[:bs]
