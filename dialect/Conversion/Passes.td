@@ -37,15 +37,20 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
         params: (accept_index, out_cache_loc, counts, sources, status,
                  bs, W, n_out_cache_loc)
     * `kvcache.move_rows` (gather_then_scatter) -> `@F_move_plan` (one block)
-      and `@F_move_copy`. The plan checks every moved slot, inserts the moved
-      targets into an open-addressing set in the workspace, marks an entry
-      overlapping when its source is in that set, and writes the move list
-      (overlapping entries first) and its counts. The copy runs one block per
-      (row tile of `tile-bytes`, buffer): the block stages the overlapping
-      entries' tile in shared memory, waits at a barrier, then writes them and
-      copies the other entries directly; blocks own disjoint bytes, so this is
-      exactly gather-then-scatter. Rows whose base and size are multiples of
-      16 bytes move as 16-byte vectors, other rows byte by byte.
+      and `@F_move_copy`. The plan checks every moved slot, maps each moved
+      target to the entry writing it (an open-addressing table in the
+      workspace), gives each entry its depth (the length of the chain "my
+      source is written by j, whose source is written by k, ..."; pointer
+      jumping; infinite on cycles) and writes the move list: entries of
+      depth >= 1, deepest first, then the others. The copy runs one block
+      per (row tile of `tile-bytes`, buffer): it moves the depth >= 1 entries
+      in chunks through shared memory (read chunk, barrier, write chunk,
+      barrier), then copies the depth-0 entries directly. A row is read
+      before the entry overwriting it writes, and blocks own disjoint bytes,
+      so the result is exactly gather-then-scatter; only rows on or feeding
+      a cycle must fit one chunk (else an error and no write). Rows whose
+      base and size are multiples of 16 bytes move as 16-byte vectors,
+      other rows byte by byte.
         plan params: (buffers, sources, targets, workspace, status, n, B)
         copy params: (buffers, sources, targets, workspace, status, n)
       With `disjoint`, the copy kernel alone runs, reading every entry.

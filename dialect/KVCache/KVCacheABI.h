@@ -42,7 +42,8 @@ enum KVCacheStatusCode {
   KVCACHE_ERR_TARGETS_OVERFLOW = 6,
   /// A moved slot (value) of entry lies outside [0, bound = slots) of a buffer.
   KVCACHE_ERR_SLOT = 7,
-  /// The GPU move could not stage value overlapping rows (bound = capacity).
+  /// value moved rows form or feed cycles of sources and targets, more than
+  /// the GPU move can stage at once (bound).
   KVCACHE_ERR_STAGING_CAPACITY = 8,
 };
 
@@ -55,23 +56,39 @@ enum KVCacheBufferColumn {
 };
 
 /// Workspace of kvcache.move_rows (overlap = gather_then_scatter) for n
-/// entries, as the GPU lowering uses it:
-///   [0, 16)             i32 counters: moving entries, overlapping entries
-///   [16, 16 + 4n)       i32 move list: overlapping entries from the front,
-///                       the other moving entries from the back
-///   [hashOffset, +8P)   i64 open-addressing set of the moved targets,
-///                       P = the power of two >= max(64, 2n)
+/// entries, as the GPU lowering uses it (all offsets in bytes):
+///   [0, 16)                 i32 counters: moving entries, overlapping
+///                           entries, entries on or feeding a cycle
+///   list   = 16             i32 [n] move list: overlapping entries in
+///                           non-increasing depth from the front, the other
+///                           moving entries from the back
+///   next   = list + 4n      i32 [2n] pointer-jumping successors (two buffers)
+///   rank   = next + 8n      i32 [2n] pointer-jumping distances (two buffers)
+///   hist   = rank + 8n      i32 [n + 2] entries per depth, then their offsets
+///   keys   = align8(hist + 4(n + 2))   i64 [P] set of moved targets
+///   values = keys + 8P      i32 [P] entry that writes each target
+/// with P = the power of two >= max(64, 2n). The depth of an entry is the
+/// length of the chain "my source is written by entry j, whose source is
+/// written by entry k, ...": moving entries in non-increasing depth order
+/// read every row before the entry that overwrites it writes.
 static inline int64_t kvcacheMoveHashCapacity(int64_t n) {
   int64_t p = 64;
   while (p < 2 * n)
     p *= 2;
   return p;
 }
-static inline int64_t kvcacheMoveHashOffset(int64_t n) {
-  return (16 + 4 * n + 7) / 8 * 8;
+static inline int64_t kvcacheMoveListOffset(void) { return 16; }
+static inline int64_t kvcacheMoveNextOffset(int64_t n) { return 16 + 4 * n; }
+static inline int64_t kvcacheMoveRankOffset(int64_t n) { return 16 + 12 * n; }
+static inline int64_t kvcacheMoveHistOffset(int64_t n) { return 16 + 20 * n; }
+static inline int64_t kvcacheMoveKeysOffset(int64_t n) {
+  return (kvcacheMoveHistOffset(n) + 4 * (n + 2) + 7) / 8 * 8;
+}
+static inline int64_t kvcacheMoveValuesOffset(int64_t n) {
+  return kvcacheMoveKeysOffset(n) + 8 * kvcacheMoveHashCapacity(n);
 }
 static inline int64_t kvcacheMoveWorkspaceBytes(int64_t n) {
-  return kvcacheMoveHashOffset(n) + 8 * kvcacheMoveHashCapacity(n);
+  return kvcacheMoveValuesOffset(n) + 4 * kvcacheMoveHashCapacity(n);
 }
 
 #ifdef __cplusplus

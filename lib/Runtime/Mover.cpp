@@ -530,7 +530,7 @@ const char *specc_status_message(const int64_t s[4], char *buf, int64_t len) {
     std::snprintf(buf, len, "entry %lld moves slot %lld, outside [0, %lld) (slots of the smallest KV buffer)", e, v, b);
     break;
   case KVCACHE_ERR_STAGING_CAPACITY:
-    std::snprintf(buf, len, "%lld overlapping rows exceed the %lld the GPU move can stage; nothing was moved", v, b);
+    std::snprintf(buf, len, "%lld moved rows form or feed cycles (a row is both a source and a target around a loop), more than the %lld the GPU move stages at once; nothing was moved", v, b);
     break;
   default:
     std::snprintf(buf, len, "unknown status code %lld", static_cast<long long>(s[0]));

@@ -145,8 +145,9 @@ def KVCache_MoveRowsOp : KVCache_Op<"move_rows", [AttrSizedOperandSegments,
     `checked` verifies, before any row is written, that every moved slot lies
     in `[0, slots_b)` of every buffer and that no earlier op recorded an error
     in `status`; on any violation (recorded or found) no buffer is changed.
-    A GPU lowering also records an error, and changes nothing, when it cannot
-    stage the overlapping rows.
+    A GPU lowering also records an error, and changes nothing, when more
+    rows form or feed cycles of moves (row a to b, b to a) than it can
+    stage at once; chains of any length are always moved exactly.
 
     Example:
 

@@ -202,7 +202,7 @@ func.func @workspace_type(%bufs: memref<?x3xi64>, %src: memref<?xi64>, %tgt: mem
 // -----
 
 func.func @workspace_small(%bufs: memref<?x3xi64>, %src: memref<8xi64>, %tgt: memref<8xi64>, %ws: memref<100xi8>) {
-  // expected-error @+1 {{'kvcache.move_rows' op 'workspace' holds 100 bytes, fewer than the 560 that 8 entries need}}
+  // expected-error @+1 {{'kvcache.move_rows' op 'workspace' holds 100 bytes, fewer than the 984 that 8 entries need}}
   kvcache.move_rows %bufs, %src, %tgt overlap <gather_then_scatter> workspace(%ws : memref<100xi8>) : memref<?x3xi64>, memref<8xi64>, memref<8xi64>
   return
 }
