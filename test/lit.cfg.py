@@ -24,4 +24,27 @@ llvm_config.use_default_substitutions()
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 
 tool_dirs = [config.specc_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["specc-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["specc-opt", "specc"], tool_dirs)
+llvm_config.add_tool_substitutions(["llvm-readelf", "split-file"], [config.llvm_tools_dir])
+
+
+# ptxas: the `ptxas` feature and the %ptxas substitution, found where specc's
+# driver looks for it (PATH, $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin).
+def find_ptxas():
+    found = shutil.which("ptxas", path=config.environment.get("PATH", os.environ.get("PATH")))
+    if found:
+        return found
+    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+    for root in roots:
+        if not root:
+            continue
+        candidate = os.path.join(root, "bin", "ptxas")
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+ptxas = find_ptxas()
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))

@@ -1,0 +1,29 @@
+// The host target: --emit=llvm gives LLVM IR with the C interface wrappers,
+// --emit=obj a relocatable x86-64 ELF object defining them, --emit=mlir the
+// LLVM dialect.
+// RUN: specc %kernels/move_accept_tokens.mlir --target=host --emit=llvm | FileCheck %s
+// RUN: specc %kernels/move_accept_tokens.mlir --target=host --emit=obj -o %t.o
+// RUN: od -An -c -N4 %t.o | FileCheck %s --check-prefix=MAGIC
+// RUN: llvm-readelf -h -s %t.o | FileCheck %s --check-prefix=OBJ
+// RUN: specc %kernels/move_accept_tokens.mlir --target=host --emit=mlir | FileCheck %s --check-prefix=MLIR
+
+// CHECK-DAG: declare ptr @malloc(i64)
+// CHECK-DAG: declare void @free(ptr)
+// CHECK: define void @move_accept_tokens(ptr %0, ptr %1, i64 %2, i64 %3, i64 %4,
+// CHECK: call void @llvm.memcpy.p0.p0.i64(
+// CHECK: define void @_mlir_ciface_move_accept_tokens(ptr %0, ptr %1, ptr %2, ptr %3, ptr %4, ptr %5, ptr %6, ptr %7, ptr %8, ptr %9, ptr %10) {
+// CHECK: call void @move_accept_tokens(
+
+// MAGIC: 177 E L F
+
+// OBJ: Class: ELF64
+// OBJ: Type: REL (Relocatable file)
+// OBJ: Machine: Advanced Micro Devices X86-64
+// OBJ-DAG: FUNC GLOBAL DEFAULT {{.*}} move_accept_tokens{{$}}
+// OBJ-DAG: FUNC GLOBAL DEFAULT {{.*}} _mlir_ciface_move_accept_tokens{{$}}
+// OBJ-DAG: NOTYPE GLOBAL DEFAULT UND malloc
+// OBJ-DAG: NOTYPE GLOBAL DEFAULT UND free
+
+// MLIR-NOT: gpu.module
+// MLIR: llvm.func @move_accept_tokens(
+// MLIR: llvm.func @_mlir_ciface_move_accept_tokens(
