@@ -60,7 +60,7 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
   let options = [
     Option<"moduleName", "module-name", "std::string", "\"specc_kernels\"",
            "Name of the gpu.module that receives the kernels">,
-    Option<"scanBlockSize", "scan-block-size", "int64_t", "1024",
+    Option<"scanBlockSize", "scan-block-size", "int64_t", "512",
            "Threads of the one-block kernels (a multiple of 32, at most 1024)">,
     Option<"copyBlockSize", "copy-block-size", "int64_t", "256",
            "Threads of a row-move block">,

@@ -6,9 +6,9 @@
 // RUN: specc %kernels/move_rows.mlir %t/extra.mlir --target=host --emit=llvm | FileCheck %s --check-prefix=HOST
 
 // CHECK: # specc launch manifest
-// CHECK-NEXT: kernel move_rows_move_plan block 1024
+// CHECK-NEXT: kernel move_rows_move_plan block 512
 // CHECK-NEXT: kernel move_rows_move_copy block 256
-// CHECK-NEXT: kernel extra_compact_sources block 1024
+// CHECK-NEXT: kernel extra_compact_sources block 512
 // CHECK-NEXT: kernel extra_move_copy block 256 grid row_tiles_x_buffers tile_bytes 64 smem 0
 // CHECK-EMPTY:
 

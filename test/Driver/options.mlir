@@ -5,7 +5,7 @@
 // RUN: not specc %kernels/move_rows.mlir --tile-bytes=24 -o %t.ptx 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not specc %kernels/move_rows.mlir --staging-bytes=32 -o %t.ptx 2>&1 | FileCheck %s --check-prefix=BAD
 
-// CHECK: kernel move_rows_move_plan block 1024 grid single tile_bytes 0 smem 0
+// CHECK: kernel move_rows_move_plan block 512 grid single tile_bytes 0 smem 0
 // CHECK-NEXT: kernel move_rows_move_copy block 256 grid row_tiles_x_buffers tile_bytes 128 smem 65536
 
 // 512 rows of 128 bytes fit in 64 KiB: more overlapping rows than that is

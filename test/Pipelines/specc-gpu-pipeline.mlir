@@ -29,7 +29,7 @@
 // CHECK-SAME: %{{[^:]+}}: !llvm.ptr<1> {llvm.align = 8 : i64, llvm.noalias},
 // CHECK-SAME: %{{[^:]+}}: !llvm.ptr<1> {llvm.align = 4 : i64, llvm.noalias},
 // CHECK-SAME: %{{[^:]+}}: i64, %{{[^:]+}}: i64, %{{[^:]+}}: i64, %{{[^:]+}}: i64)
-// CHECK-SAME: attributes {gpu.kernel, gpu.known_block_size = array<i32: 1024, 1, 1>, kvcache.launch = {block = 1024 : i64, grid = "single"}, nvvm.kernel, nvvm.maxntid = array<i32: 1024, 1, 1>}
+// CHECK-SAME: attributes {gpu.kernel, gpu.known_block_size = array<i32: 512, 1, 1>, kvcache.launch = {block = 512 : i64, grid = "single"}, nvvm.kernel, nvvm.maxntid = array<i32: 512, 1, 1>, nvvm.minctasm = 1 : i32}
 // CHECK: nvvm.read.ptx.sreg.tid.x
 // CHECK: nvvm.shfl.sync up
 // CHECK: nvvm.barrier0
@@ -37,13 +37,13 @@
 // CHECK: llvm.return
 
 // CHECK-LABEL: llvm.func @compact_compact_sources(
-// CHECK-SAME: attributes {gpu.kernel, gpu.known_block_size = array<i32: 1024, 1, 1>, kvcache.launch = {block = 1024 : i64, grid = "single"}, nvvm.kernel, nvvm.maxntid = array<i32: 1024, 1, 1>}
+// CHECK-SAME: attributes {gpu.kernel, gpu.known_block_size = array<i32: 512, 1, 1>, kvcache.launch = {block = 512 : i64, grid = "single"}, nvvm.kernel, nvvm.maxntid = array<i32: 512, 1, 1>, nvvm.minctasm = 1 : i32}
 // CHECK: nvvm.shfl.sync up
 // CHECK: nvvm.barrier0
 // CHECK: llvm.return
 
 // CHECK-LABEL: llvm.func @move_move_plan(
-// CHECK-SAME: attributes {gpu.kernel, gpu.known_block_size = array<i32: 1024, 1, 1>, kvcache.launch = {block = 1024 : i64, grid = "single"}, nvvm.kernel, nvvm.maxntid = array<i32: 1024, 1, 1>}
+// CHECK-SAME: attributes {gpu.kernel, gpu.known_block_size = array<i32: 512, 1, 1>, kvcache.launch = {block = 512 : i64, grid = "single"}, nvvm.kernel, nvvm.maxntid = array<i32: 512, 1, 1>, nvvm.minctasm = 1 : i32}
 // CHECK: llvm.intr.ctlz
 // CHECK: llvm.load volatile
 // CHECK: nvvm.barrier0

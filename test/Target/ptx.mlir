@@ -25,7 +25,7 @@
 // MOVE-NEXT: .param .u64 move_rows_move_plan_param_5,
 // MOVE-NEXT: .param .u64 move_rows_move_plan_param_6
 // MOVE-NEXT: )
-// MOVE-NEXT: .maxntid 1024, 1, 1
+// MOVE-NEXT: .maxntid 512, 1, 1
 // MOVE: .shared .align 16 .b8 move_rows_move_plan_counts[{{[0-9]+}}];
 // MOVE: atom{{.*}}.global.cas.b64 {{%rd[0-9]+}}, [{{%rd[0-9]+}}], 0, 7;
 // MOVE: bar.sync 0;
@@ -79,7 +79,7 @@
 // ASSIGN-NEXT: .param .u64 assign_targets_i64_i64_assign_targets_param_8,
 // ASSIGN-NEXT: .param .u64 assign_targets_i64_i64_assign_targets_param_9
 // ASSIGN-NEXT: )
-// ASSIGN-NEXT: .maxntid 1024, 1, 1
+// ASSIGN-NEXT: .maxntid 512, 1, 1
 // ASSIGN: .shared .align 16 .b8 assign_targets_i64_i64_assign_targets_scan[128];
 // ASSIGN: shfl.sync.up.b32 {{%r[0-9]+}}, {{%r[0-9]+}}, 1, 0, -1;
 // ASSIGN: shfl.sync.up.b32 {{%r[0-9]+}}, {{%r[0-9]+}}, 16, 0, -1;
@@ -145,7 +145,7 @@
 // COMPACT-NEXT: .param .u64 compact_sources_i32_i64_i64_compact_sources_param_6,
 // COMPACT-NEXT: .param .u64 compact_sources_i32_i64_i64_compact_sources_param_7
 // COMPACT-NEXT: )
-// COMPACT-NEXT: .maxntid 1024, 1, 1
+// COMPACT-NEXT: .maxntid 512, 1, 1
 // COMPACT: shfl.sync.up.b32 {{%r[0-9]+}}, {{%r[0-9]+}}, 1, 0, -1;
 // COMPACT: bar.sync 0;
 // COMPACT: ret;
@@ -159,30 +159,30 @@
 // LLVM: define ptx_kernel void @move_rows_move_copy(ptr addrspace(1) noalias align 8 %0, ptr addrspace(1) noalias align 8 %1, ptr addrspace(1) noalias align 8 %2, ptr addrspace(1) noalias align 8 %3, ptr addrspace(1) noalias align 8 %4, i64 %5) #[[COPY:[0-9]+]] {
 // LLVM: load <4 x i32>, ptr addrspace(1) %{{[0-9]+}}, align 16
 // LLVM: store <4 x i32> %{{[0-9]+}}, ptr addrspace(3) %{{[0-9]+}}, align 16
-// LLVM: attributes #[[PLAN]] = { "nvvm.maxntid"="1024,1,1" }
+// LLVM: attributes #[[PLAN]] = { "nvvm.maxntid"="512,1,1" "nvvm.minctasm"="1" }
 // LLVM: attributes #[[COPY]] = { "nvvm.maxntid"="256,1,1" }
 
 // The launch manifest: a header, then one line per kernel.
 // MANIFEST: # specc launch manifest: kernel NAME block THREADS grid RULE tile_bytes BYTES smem BYTES
-// MANIFEST-NEXT: kernel assign_targets_i64_i64_assign_targets block 1024 grid single tile_bytes 0 smem 0
-// MANIFEST-NEXT: kernel assign_targets_i64_i32_assign_targets block 1024 grid single tile_bytes 0 smem 0
-// MANIFEST-NEXT: kernel assign_targets_i32_i64_assign_targets block 1024 grid single tile_bytes 0 smem 0
-// MANIFEST-NEXT: kernel assign_targets_i32_i32_assign_targets block 1024 grid single tile_bytes 0 smem 0
-// MANIFEST-NEXT: kernel compact_sources_i32_i64_i64_compact_sources block 1024 grid single tile_bytes 0 smem 0
-// MANIFEST-NEXT: kernel compact_sources_i32_i64_i32_compact_sources block 1024 grid single tile_bytes 0 smem 0
-// MANIFEST-NEXT: kernel compact_sources_i32_i32_i64_compact_sources block 1024 grid single tile_bytes 0 smem 0
-// MANIFEST-NEXT: kernel compact_sources_i32_i32_i32_compact_sources block 1024 grid single tile_bytes 0 smem 0
-// MANIFEST-NEXT: kernel compact_sources_i64_i64_i64_compact_sources block 1024 grid single tile_bytes 0 smem 0
-// MANIFEST-NEXT: kernel compact_sources_i64_i64_i32_compact_sources block 1024 grid single tile_bytes 0 smem 0
-// MANIFEST-NEXT: kernel compact_sources_i64_i32_i64_compact_sources block 1024 grid single tile_bytes 0 smem 0
-// MANIFEST-NEXT: kernel compact_sources_i64_i32_i32_compact_sources block 1024 grid single tile_bytes 0 smem 0
-// MANIFEST-NEXT: kernel move_rows_move_plan block 1024 grid single tile_bytes 0 smem 0
+// MANIFEST-NEXT: kernel assign_targets_i64_i64_assign_targets block 512 grid single tile_bytes 0 smem 0
+// MANIFEST-NEXT: kernel assign_targets_i64_i32_assign_targets block 512 grid single tile_bytes 0 smem 0
+// MANIFEST-NEXT: kernel assign_targets_i32_i64_assign_targets block 512 grid single tile_bytes 0 smem 0
+// MANIFEST-NEXT: kernel assign_targets_i32_i32_assign_targets block 512 grid single tile_bytes 0 smem 0
+// MANIFEST-NEXT: kernel compact_sources_i32_i64_i64_compact_sources block 512 grid single tile_bytes 0 smem 0
+// MANIFEST-NEXT: kernel compact_sources_i32_i64_i32_compact_sources block 512 grid single tile_bytes 0 smem 0
+// MANIFEST-NEXT: kernel compact_sources_i32_i32_i64_compact_sources block 512 grid single tile_bytes 0 smem 0
+// MANIFEST-NEXT: kernel compact_sources_i32_i32_i32_compact_sources block 512 grid single tile_bytes 0 smem 0
+// MANIFEST-NEXT: kernel compact_sources_i64_i64_i64_compact_sources block 512 grid single tile_bytes 0 smem 0
+// MANIFEST-NEXT: kernel compact_sources_i64_i64_i32_compact_sources block 512 grid single tile_bytes 0 smem 0
+// MANIFEST-NEXT: kernel compact_sources_i64_i32_i64_compact_sources block 512 grid single tile_bytes 0 smem 0
+// MANIFEST-NEXT: kernel compact_sources_i64_i32_i32_compact_sources block 512 grid single tile_bytes 0 smem 0
+// MANIFEST-NEXT: kernel move_rows_move_plan block 512 grid single tile_bytes 0 smem 0
 // MANIFEST-NEXT: kernel move_rows_move_copy block 256 grid row_tiles_x_buffers tile_bytes 64 smem 98304
 // MANIFEST-EMPTY:
 
 // WHOLE: # specc launch manifest: kernel NAME block THREADS grid RULE tile_bytes BYTES smem BYTES
-// WHOLE-NEXT: kernel move_accept_tokens_assign_targets block 1024 grid single tile_bytes 0 smem 0
-// WHOLE-NEXT: kernel move_accept_tokens_compact_sources block 1024 grid single tile_bytes 0 smem 0
-// WHOLE-NEXT: kernel move_accept_tokens_move_plan block 1024 grid single tile_bytes 0 smem 0
+// WHOLE-NEXT: kernel move_accept_tokens_assign_targets block 512 grid single tile_bytes 0 smem 0
+// WHOLE-NEXT: kernel move_accept_tokens_compact_sources block 512 grid single tile_bytes 0 smem 0
+// WHOLE-NEXT: kernel move_accept_tokens_move_plan block 512 grid single tile_bytes 0 smem 0
 // WHOLE-NEXT: kernel move_accept_tokens_move_copy block 256 grid row_tiles_x_buffers tile_bytes 64 smem 98304
 // WHOLE-EMPTY:

@@ -4,7 +4,6 @@
 // turns the block scan's shfl.sync.up into calls of
 // __cuda_sm70_shflsync_up). Same requirement as ptxas.mlir: every kernel
 // free of stack frames and spills.
-// XFAIL: *
 // REQUIRES: ptxas
 // RUN: specc %kernels/compact_sources.mlir --emit=cubin --chip=sm_80 --ptxas=%ptxas --ptxas-verbose \
 // RUN:   -o %t.cubin 2> %t.log

@@ -2,7 +2,6 @@
 // sm_86 and sm_89 the assign_targets kernels spill (80 bytes of stack frame,
 // 132 bytes of spill stores, 144 of spill loads at 64 registers). Same
 // requirement as ptxas.mlir: every kernel free of stack frames and spills.
-// XFAIL: *
 // REQUIRES: ptxas
 // RUN: specc %kernels/assign_targets.mlir --emit=cubin --chip=sm_86 --ptxas=%ptxas --ptxas-verbose \
 // RUN:   -o %t.sm_86.cubin 2> %t.sm_86.log

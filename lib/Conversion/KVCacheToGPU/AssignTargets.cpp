@@ -42,6 +42,7 @@ struct AssignTargetsToKernel : OpRewritePattern<AssignTargetsOp> {
     ImplicitLocOpBuilder &b = k.builder();
     k.setLaunch({b.getNamedAttr("block", b.getI64IntegerAttr(T)),
                  b.getNamedAttr("grid", b.getStringAttr("single"))});
+    k.setSingleBlock();
     Type rpiT = elementType(op.getReqPoolIndices());
     Type r2tT = elementType(op.getReqToToken());
     Type seqT = elementType(op.getSeqLens());

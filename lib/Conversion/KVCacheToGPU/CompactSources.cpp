@@ -43,6 +43,7 @@ struct CompactSourcesToKernel : OpRewritePattern<CompactSourcesOp> {
     ImplicitLocOpBuilder &b = k.builder();
     k.setLaunch({b.getNamedAttr("block", b.getI64IntegerAttr(T)),
                  b.getNamedAttr("grid", b.getStringAttr("single"))});
+    k.setSingleBlock();
     Type accT = elementType(op.getAcceptIndex());
     Type oclT = elementType(op.getOutCacheLoc());
     Type srcT = elementType(op.getSources());

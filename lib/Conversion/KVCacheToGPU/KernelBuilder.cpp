@@ -8,6 +8,8 @@
 
 #include "KVCache/KVCacheABI.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
 using namespace mlir;
 using namespace mlir::kvcache;
 
@@ -47,6 +49,13 @@ KernelBuilder::KernelBuilder(gpu::GPUModuleOp module, Location loc,
 
 void KernelBuilder::setLaunch(ArrayRef<NamedAttribute> entries) {
   kernel->setAttr("kvcache.launch", b.getDictionaryAttr(entries));
+}
+
+void KernelBuilder::setSingleBlock() {
+  // One block is all there is: without saying so, ptxas aims large blocks at
+  // several per SM, caps their registers and spills.
+  kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  b.getI32IntegerAttr(1));
 }
 
 Type KernelBuilder::globalPtrType() {
@@ -100,8 +109,9 @@ Value KernelBuilder::sharedMemory(StringRef name, Type type, bool external) {
 
 std::pair<Value, Value> KernelBuilder::blockExclusiveScan(Value v,
                                                           Value scratch) {
-  // Inclusive scan inside each warp with shuffles, one warp scans the warp
-  // totals, each warp adds the totals of the warps before it.
+  // Inclusive scan inside each warp with shuffles; every warp then scans the
+  // warp totals itself (warp 0 publishes them), so every shuffle runs in
+  // converged code: ptxas turns divergent ones into calls with stack.
   Type i32T = b.getI32Type();
   int64_t numWarps = blockSize / 32;
   Value tid = toI32(gpu::ThreadIdOp::create(b, gpu::Dimension::x));
@@ -119,21 +129,23 @@ std::pair<Value, Value> KernelBuilder::blockExclusiveScan(Value v,
   ifThen(cmp(arith::CmpIPredicate::eq, lane, i32(31)),
          [&] { store(inclusive, gep(scratch, i32T, warp), 4); });
   barrier();
-  ifThen(cmp(arith::CmpIPredicate::eq, warp, i32(0)), [&] {
-    Value inRange = cmp(arith::CmpIPredicate::slt, lane, i32(numWarps));
-    Value total = ifValue(
-        inRange, i32T, [&] { return load(i32T, gep(scratch, i32T, lane), 4); },
-        [&] { return i32(0); });
-    Value scanned = warpInclusive(total);
-    ifThen(inRange, [&] { store(scanned, gep(scratch, i32T, lane), 4); });
-  });
+  Value inRange = cmp(arith::CmpIPredicate::slt, lane, i32(numWarps));
+  Value warpTotal = select(
+      inRange, load(i32T, gep(scratch, i32T, select(inRange, lane, i32(0))), 4),
+      i32(0));
+  Value totals = warpInclusive(warpTotal);
   barrier();
-  Value before = ifValue(
-      cmp(arith::CmpIPredicate::sgt, warp, i32(0)), i32T,
-      [&] {
-        return load(i32T, gep(scratch, i32T, arith::SubIOp::create(b, warp, i32(1))), 4);
-      },
-      [&] { return i32(0); });
+  ifThen(bitAnd(cmp(arith::CmpIPredicate::eq, warp, i32(0)), inRange),
+         [&] { store(totals, gep(scratch, i32T, lane), 4); });
+  barrier();
+  Value hasBefore = cmp(arith::CmpIPredicate::sgt, warp, i32(0));
+  Value before = select(
+      hasBefore,
+      load(i32T,
+           gep(scratch, i32T,
+               select(hasBefore, arith::SubIOp::create(b, warp, i32(1)), i32(0))),
+           4),
+      i32(0));
   Value blockTotal = load(i32T, gep(scratch, i32T, i32(numWarps - 1)), 4);
   // The scratch is reused by the next round: wait until everyone read it.
   barrier();

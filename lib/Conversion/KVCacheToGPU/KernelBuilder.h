@@ -38,6 +38,8 @@ public:
   Value param(unsigned i) { return kernel.getArgument(i); }
   /// Attaches the launch contract the runtime follows.
   void setLaunch(ArrayRef<NamedAttribute> entries);
+  /// Marks a kernel launched as one block (registers for one block per SM).
+  void setSingleBlock();
 
   // Thread geometry, as i64.
   Value threadId();

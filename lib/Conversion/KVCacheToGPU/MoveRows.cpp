@@ -59,6 +59,7 @@ struct MoveRowsToKernels : OpRewritePattern<MoveRowsOp> {
     ImplicitLocOpBuilder &b = k.builder();
     k.setLaunch({b.getNamedAttr("block", b.getI64IntegerAttr(T)),
                  b.getNamedAttr("grid", b.getStringAttr("single"))});
+    k.setSingleBlock();
     Type i8 = b.getI8Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
     Type srcT = elementType(op.getSources()), tgtT = elementType(op.getTargets());
     Value n = k.param(N), numBuffers = k.param(B), status = k.param(STATUS);

@@ -103,7 +103,7 @@
 // CHECK-SAME: %[[TGT:[^:]+]]: !llvm.ptr<1> {llvm.align = 8 : i64, llvm.noalias},
 // CHECK-SAME: %[[ST:[^:]+]]: !llvm.ptr<1> {llvm.align = 8 : i64, llvm.noalias},
 // CHECK-SAME: %[[BS:[^:]+]]: i64, %[[MAXREQS:[^:]+]]: i64, %[[POOLLEN:[^:]+]]: i64, %[[SIZE:[^:]+]]: i64)
-// CHECK-SAME: kernel attributes {known_block_size = array<i32: 1024, 1, 1>, kvcache.launch = {block = 1024 : i64, grid = "single"}
+// CHECK-SAME: kernel attributes {known_block_size = array<i32: 512, 1, 1>, kvcache.launch = {block = 512 : i64, grid = "single"}
 // CHECK: %[[SCAN:.*]] = llvm.mlir.addressof @assign_u64_assign_targets_scan : !llvm.ptr<3>
 // CHECK: %[[TOTAL:.*]] = scf.for %{{.*}} = %{{.*}} to %[[BS]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (i64) : i64 {
 // CHECK: llvm.getelementptr %[[NCD]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i64
@@ -146,7 +146,7 @@
 // CHECK-SAME: %[[TGT:[^:]+]]: !llvm.ptr<1> {llvm.align = 4 : i64, llvm.noalias},
 // CHECK-SAME: %[[ST:[^:]+]]: !llvm.ptr<1> {llvm.align = 8 : i64, llvm.noalias},
 // CHECK-SAME: %[[BS:[^:]+]]: i64, %[[MAXREQS:[^:]+]]: i64, %[[POOLLEN:[^:]+]]: i64, %[[SIZE:[^:]+]]: i64)
-// CHECK-SAME: kernel attributes {known_block_size = array<i32: 1024, 1, 1>, kvcache.launch = {block = 1024 : i64, grid = "single"}
+// CHECK-SAME: kernel attributes {known_block_size = array<i32: 512, 1, 1>, kvcache.launch = {block = 512 : i64, grid = "single"}
 // CHECK: %[[RP:.*]] = llvm.getelementptr %[[RPI]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
 // CHECK: %[[R32:.*]] = llvm.load %[[RP]] {alignment = 4 : i64} : !llvm.ptr<1> -> i32
 // CHECK: %[[R:.*]] = arith.extsi %[[R32]] : i32 to i64
@@ -185,7 +185,7 @@
 // CHECK-SAME: %[[SRC:[^:]+]]: !llvm.ptr<1> {llvm.align = 8 : i64, llvm.noalias},
 // CHECK-SAME: %[[ST:[^:]+]]: !llvm.ptr<1> {llvm.align = 8 : i64, llvm.noalias},
 // CHECK-SAME: %[[BS:[^:]+]]: i64, %[[W:[^:]+]]: i64, %[[NOCL:[^:]+]]: i64)
-// CHECK-SAME: kernel attributes {known_block_size = array<i32: 1024, 1, 1>, kvcache.launch = {block = 1024 : i64, grid = "single"}
+// CHECK-SAME: kernel attributes {known_block_size = array<i32: 512, 1, 1>, kvcache.launch = {block = 512 : i64, grid = "single"}
 // CHECK: %[[SENT:.*]] = arith.constant -1 : i64
 // CHECK-NEXT: llvm.mlir.addressof @compact_u_compact_sources_scan : !llvm.ptr<3>
 // CHECK: %[[TOTAL:.*]] = scf.for %{{.*}} = %{{.*}} to %[[BS]] step %{{.*}} iter_args
@@ -246,7 +246,7 @@
 // CHECK-SAME: %[[WS:[^:]+]]: !llvm.ptr<1> {llvm.align = 8 : i64, llvm.noalias},
 // CHECK-SAME: %[[ST:[^:]+]]: !llvm.ptr<1> {llvm.align = 8 : i64, llvm.noalias},
 // CHECK-SAME: %[[N:[^:]+]]: i64, %[[B:[^:]+]]: i64)
-// CHECK-SAME: kernel attributes {known_block_size = array<i32: 1024, 1, 1>, kvcache.launch = {block = 1024 : i64, grid = "single"}
+// CHECK-SAME: kernel attributes {known_block_size = array<i32: 512, 1, 1>, kvcache.launch = {block = 512 : i64, grid = "single"}
 // CHECK: %[[MINSLOTS:.*]] = scf.for %{{.*}} = %{{.*}} to %[[B]] step %{{.*}} iter_args
 // CHECK: %[[C7:.*]] = arith.constant 7 : i64
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %[[C7]] monotonic monotonic : !llvm.ptr<1>, i64
@@ -312,7 +312,7 @@
 // CHECK-SAME: %{{[^:]+}}: !llvm.ptr<1> {llvm.align = 8 : i64, llvm.noalias},
 // CHECK-SAME: %{{[^:]+}}: !llvm.ptr<1> {llvm.align = 4 : i64, llvm.noalias},
 // CHECK-SAME: %{{[^:]+}}: !llvm.ptr<1> {llvm.align = 4 : i64, llvm.noalias},
-// CHECK-SAME: known_block_size = array<i32: 1024, 1, 1>
+// CHECK-SAME: known_block_size = array<i32: 512, 1, 1>
 // CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> i32
 // CHECK: gpu.return
 // CHECK-LABEL: gpu.func @move_gu_move_copy(
@@ -333,7 +333,7 @@
 // CHECK-SAME: %[[WS:[^:]+]]: !llvm.ptr<1> {llvm.align = 8 : i64, llvm.noalias},
 // CHECK-SAME: %[[ST:[^:]+]]: !llvm.ptr<1> {llvm.align = 8 : i64, llvm.noalias},
 // CHECK-SAME: %[[N:[^:]+]]: i64, %[[B:[^:]+]]: i64)
-// CHECK-SAME: kernel attributes {known_block_size = array<i32: 1024, 1, 1>, kvcache.launch = {block = 1024 : i64, grid = "single"}
+// CHECK-SAME: kernel attributes {known_block_size = array<i32: 512, 1, 1>, kvcache.launch = {block = 512 : i64, grid = "single"}
 // CHECK-NOT: gpu.barrier
 // CHECK: %[[C7:.*]] = arith.constant 7 : i64
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %[[C7]] monotonic monotonic : !llvm.ptr<1>, i64
