@@ -17,6 +17,13 @@
 
 using namespace mlir;
 
+static std::string join(llvm::ArrayRef<llvm::StringRef> args) {
+  std::string cmd;
+  for (llvm::StringRef a : args)
+    cmd += (cmd.empty() ? "" : " ") + a.str();
+  return cmd;
+}
+
 std::string specc::findPtxas(llvm::StringRef explicitPath) {
   if (!explicitPath.empty())
     return llvm::sys::fs::can_execute(explicitPath) ? explicitPath.str() : "";
@@ -70,21 +77,21 @@ FailureOr<std::string> specc::assemblePTX(llvm::StringRef ptx,
   if (log)
     *log = logText;
   if (rc != 0) {
-    std::string cmd;
-    for (llvm::StringRef a : args)
-      cmd += (cmd.empty() ? "" : " ") + a.str();
     error = "ptxas failed (" +
             (rc < 0 ? execError : "exit code " + std::to_string(rc)) +
-            "); reproduce with:\n  " + cmd + "\nptxas log:\n" + logText;
+            "); reproduce with:\n  " + join(args) + "\nptxas log:\n" + logText;
     llvm::sys::fs::remove(output);
     return failure();
   }
-  llvm::sys::fs::remove(input);
   auto buf = llvm::MemoryBuffer::getFile(output, /*IsText=*/false);
   llvm::sys::fs::remove(output);
-  if (!buf) {
-    error = "ptxas wrote no cubin";
+  if (!buf || (*buf)->getBufferSize() == 0) {
+    // The output file exists from the start; an empty one means ptxas
+    // reported success without producing anything.
+    error = "ptxas exited 0 but wrote no cubin; reproduce with:\n  " +
+            join(args) + "\nptxas log:\n" + logText;
     return failure();
   }
+  llvm::sys::fs::remove(input);
   return (*buf)->getBuffer().str();
 }

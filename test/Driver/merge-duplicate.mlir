@@ -1,11 +1,7 @@
-// KNOWN DEFECT (expected to fail until fixed; then drop the XFAIL line): two
-// inputs that define the same function are merged without a diagnostic (the
-// merged module is never verified before the pipeline, which erases the host
-// functions), and the second copy's kernels are silently renamed
-// (move_rows_move_plan_1, move_rows_move_copy_1), names the runtime does not
-// look for. specc must reject the duplicate symbol.
-// XFAIL: *
+// Two inputs that define the same function are rejected: kernels are named
+// after their functions, so a second copy would yield kernels the runtime
+// never looks for.
 // RUN: not specc %kernels/move_rows.mlir %kernels/move_rows.mlir --emit=manifest 2>&1 | FileCheck %s
 
-// CHECK: error:
-// CHECK-SAME: move_rows
+// CHECK: move_rows.mlir:{{[0-9]+}}:{{[0-9]+}}: error: @move_rows is already defined by an earlier input
+// CHECK: move_rows.mlir:{{[0-9]+}}:{{[0-9]+}}: note: first defined here

@@ -1,8 +1,7 @@
-// KNOWN DEFECT (expected to fail until fixed; then drop the XFAIL line): a
+// A
 // ptxas that exits 0 without writing its output file makes specc write an
 // empty cubin and exit 0 (the temporary output file exists, so the "ptxas
 // wrote no cubin" check never fires). specc must fail instead.
-// XFAIL: *
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: split-file --no-leading-lines %s %t
 // RUN: chmod +x %t/silent-ptxas
@@ -10,7 +9,7 @@
 // RUN:   | FileCheck %s
 // RUN: not ls %t/out.cubin
 
-// CHECK: specc: error: ptxas wrote no cubin
+// CHECK: specc: error: ptxas exited 0 but wrote no cubin; reproduce with:
 
 //--- silent-ptxas
 #!/bin/sh

@@ -94,6 +94,20 @@ OwningOpRef<ModuleOp> parseInputs(MLIRContext &ctx) {
     OwningOpRef<ModuleOp> m = parseSourceFile<ModuleOp>(sm, &ctx);
     if (!m)
       return nullptr;
+    // Kernels are named after their functions: a name defined twice would
+    // give kernels the runtime never finds.
+    for (Operation &op : *m->getBody()) {
+      auto sym = op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+      if (!sym)
+        continue;
+      if (Operation *prev = merged->lookupSymbol(sym)) {
+        InFlightDiagnostic d = op.emitError()
+                               << "@" << sym.getValue()
+                               << " is already defined by an earlier input";
+        d.attachNote(prev->getLoc()) << "first defined here";
+        return nullptr;
+      }
+    }
     for (Operation &op : llvm::make_early_inc_range(*m->getBody()))
       op.moveBefore(merged->getBody(), merged->getBody()->end());
   }

@@ -47,16 +47,24 @@ struct KVCacheToGPUPass : kvcache::impl::KVCacheToGPUBase<KVCacheToGPUPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (scanBlockSize % 32 || scanBlockSize < 32 || scanBlockSize > 1024) {
-      module.emitError("scan-block-size must be a multiple of 32 in [32, 1024]");
-      return signalPassFailure();
-    }
-    if (tileBytes % 16 || tileBytes < 16 || copyBlockSize % (tileBytes / 16) ||
-        copyBlockSize > 1024 || stagingBytes < tileBytes) {
-      module.emitError("tile-bytes must be a multiple of 16 dividing "
-                       "copy-block-size * 16, and staging-bytes >= tile-bytes");
-      return signalPassFailure();
-    }
+    // Option errors name the option, not the whole module.
+    auto bad = [&](const Twine &msg) {
+      emitError(module.getLoc(), "kvcache-to-gpu: ") << msg;
+      signalPassFailure();
+    };
+    auto warpMultiple = [](int64_t v) { return v >= 32 && v <= 1024 && v % 32 == 0; };
+    if (!warpMultiple(scanBlockSize))
+      return bad("scan-block-size must be a multiple of 32 in [32, 1024]");
+    if (!warpMultiple(copyBlockSize))
+      return bad("copy-block-size must be a multiple of 32 in [32, 1024]");
+    if (tileBytes < 16 || tileBytes % 16 || copyBlockSize % (tileBytes / 16))
+      return bad("tile-bytes must be a multiple of 16 whose 16-byte lanes "
+                 "divide copy-block-size");
+    if (stagingBytes < tileBytes || stagingBytes > 227 * 1024)
+      return bad("staging-bytes must hold one tile and fit a block's shared "
+                 "memory (at most 232448 bytes)");
+    if (moduleName.empty())
+      return bad("module-name must not be empty");
     GPUKernelOptions options{scanBlockSize, copyBlockSize, tileBytes,
                              stagingBytes};
     OpBuilder b(module.getContext());
@@ -67,13 +75,19 @@ struct KVCacheToGPUPass : kvcache::impl::KVCacheToGPUBase<KVCacheToGPUPass> {
       b.setInsertionPointToEnd(module.getBody());
       kernels = gpu::GPUModuleOp::create(b, module.getLoc(), moduleName);
     }
+    // Host functions that hold kvcache ops have no job left once their ops
+    // are kernels (the runtime launches them); other functions stay.
+    SmallVector<func::FuncOp> hosts;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func.walk([](Operation *op) {
+                return isa<KVCacheDialect>(op->getDialect()) ? WalkResult::interrupt()
+                                                              : WalkResult::advance();
+              }).wasInterrupted())
+        hosts.push_back(func);
     RewritePatternSet patterns(module.getContext());
     populateKVCacheToGPUPatterns(patterns, kernels, options);
     walkAndApplyPatterns(module, std::move(patterns));
-
-    // The ops are gone; their host functions have no job left on the GPU
-    // path (the runtime launches the kernels).
-    for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+    for (func::FuncOp func : hosts)
       func.erase();
   }
 };

@@ -159,7 +159,8 @@ void KernelBuilder::recordError(Value status, int64_t code, Value entry,
   Type i64T = b.getI64Type();
   auto cas = LLVM::AtomicCmpXchgOp::create(
       b, gep(status, i64T, i64(KVCACHE_STATUS_CODE)), i64(0), i64(code),
-      LLVM::AtomicOrdering::monotonic, LLVM::AtomicOrdering::monotonic);
+      LLVM::AtomicOrdering::monotonic, LLVM::AtomicOrdering::monotonic,
+      "device");
   Value won = LLVM::ExtractValueOp::create(b, cas, ArrayRef<int64_t>{1});
   ifThen(won, [&] {
     store(toI64(entry), gep(status, i64T, i64(KVCACHE_STATUS_ENTRY)), 8);

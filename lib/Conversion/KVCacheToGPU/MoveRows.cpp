@@ -120,9 +120,12 @@ struct MoveRowsToKernels : OpRewritePattern<MoveRowsOp> {
         (k.getKernel().getName() + "_counts").str(),
         LLVM::LLVMArrayType::get(i32, NUM_COUNTERS), /*external=*/false);
     auto counter = [&](int64_t c) { return k.gep(counters, i32, k.i64(c)); };
+    // Device scope suffices (system scope is slower): only this GPU's
+    // blocks touch the workspace and the shared counters.
     auto atomicAdd = [&](Value ptr, Value v) {
       return k.toI64(LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, ptr,
-                                               v, LLVM::AtomicOrdering::monotonic));
+                                               v, LLVM::AtomicOrdering::monotonic,
+                                               "device"));
     };
     Value isThread0 = k.cmp(P::eq, tid, zero);
     k.ifThen(isThread0, [&] {
@@ -154,7 +157,8 @@ struct MoveRowsToKernels : OpRewritePattern<MoveRowsOp> {
           k.whileLoop(home(t), [&](Value h) -> std::pair<Value, Value> {
             auto cas = LLVM::AtomicCmpXchgOp::create(
                 b, k.gep(keys, i64, h), minusOne, t,
-                LLVM::AtomicOrdering::monotonic, LLVM::AtomicOrdering::monotonic);
+                LLVM::AtomicOrdering::monotonic, LLVM::AtomicOrdering::monotonic,
+                "device");
             Value old = LLVM::ExtractValueOp::create(b, cas, ArrayRef<int64_t>{0});
             Value won = k.cmp(P::eq, old, minusOne);
             k.ifThen(won, [&] { k.store(k.toI32(i), k.gep(values, i32, h), 4); });

@@ -11,11 +11,18 @@
 // RUN: not specc-opt %s --kvcache-to-gpu="tile-bytes=24" 2>&1 | FileCheck %s --check-prefix=BAD-TILE
 // RUN: not specc-opt %s --kvcache-to-gpu="tile-bytes=0" 2>&1 | FileCheck %s --check-prefix=BAD-TILE
 // RUN: not specc-opt %s --kvcache-to-gpu="tile-bytes=8192" 2>&1 | FileCheck %s --check-prefix=BAD-TILE
-// RUN: not specc-opt %s --kvcache-to-gpu="staging-bytes=32" 2>&1 | FileCheck %s --check-prefix=BAD-TILE
-// RUN: not specc-opt %s --kvcache-to-gpu="copy-block-size=2048" 2>&1 | FileCheck %s --check-prefix=BAD-TILE
+// RUN: not specc-opt %s --kvcache-to-gpu="staging-bytes=32" 2>&1 | FileCheck %s --check-prefix=BAD-STAGING
+// RUN: not specc-opt %s --kvcache-to-gpu="staging-bytes=262144" 2>&1 | FileCheck %s --check-prefix=BAD-STAGING
+// RUN: not specc-opt %s --kvcache-to-gpu="copy-block-size=0" 2>&1 | FileCheck %s --check-prefix=BAD-COPY
+// RUN: not specc-opt %s --kvcache-to-gpu="copy-block-size=16" 2>&1 | FileCheck %s --check-prefix=BAD-COPY
+// RUN: not specc-opt %s --kvcache-to-gpu="module-name=" 2>&1 | FileCheck %s --check-prefix=BAD-NAME
+// RUN: not specc-opt %s --kvcache-to-gpu="copy-block-size=2048" 2>&1 | FileCheck %s --check-prefix=BAD-COPY
 
-// BAD-SCAN: error: scan-block-size must be a multiple of 32 in [32, 1024]
-// BAD-TILE: error: tile-bytes must be a multiple of 16 dividing copy-block-size * 16, and staging-bytes >= tile-bytes
+// BAD-SCAN: error: kvcache-to-gpu: scan-block-size must be a multiple of 32 in [32, 1024]
+// BAD-TILE: error: kvcache-to-gpu: tile-bytes must be a multiple of 16 whose 16-byte lanes divide copy-block-size
+// BAD-STAGING: error: kvcache-to-gpu: staging-bytes must hold one tile and fit a block's shared memory (at most 232448 bytes)
+// BAD-COPY: error: kvcache-to-gpu: copy-block-size must be a multiple of 32 in [32, 1024]
+// BAD-NAME: error: kvcache-to-gpu: module-name must not be empty
 
 // CHECK: module attributes {gpu.container_module}
 // CHECK-NEXT: gpu.module @specc_kernels {
@@ -72,7 +79,7 @@
 // UNCHECKED-LABEL: gpu.func @move_gu_move_plan(
 // UNCHECKED-NOT: llvm.load volatile
 // The only compare-exchange of an unchecked plan inserts into the target set.
-// UNCHECKED: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} monotonic monotonic : !llvm.ptr<1>, i64
+// UNCHECKED: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
 // UNCHECKED-NOT: llvm.cmpxchg
 // UNCHECKED: gpu.return
 // UNCHECKED-LABEL: gpu.func @move_gu_move_copy(
@@ -154,19 +161,19 @@
 // Negative drafts: code 2.
 // CHECK: %[[C2:.*]] = arith.constant 2 : i64
 // CHECK: %[[CODEP:.*]] = llvm.getelementptr %[[ST]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i64
-// CHECK: %[[CAS:.*]] = llvm.cmpxchg %[[CODEP]], %{{.*}}, %[[C2]] monotonic monotonic : !llvm.ptr<1>, i64
+// CHECK: %[[CAS:.*]] = llvm.cmpxchg %[[CODEP]], %{{.*}}, %[[C2]] syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
 // CHECK: %[[WON:.*]] = llvm.extractvalue %[[CAS]][1] : !llvm.struct<(i64, i1)>
 // CHECK: scf.if %[[WON]] {
 // CHECK-COUNT-3: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : i64, !llvm.ptr<1>
 // Bad request index (1), sequence range (3), targets overflow (6).
 // CHECK: %[[C1:.*]] = arith.constant 1 : i64
-// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %[[C1]] monotonic monotonic
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %[[C1]] syncscope("device") monotonic monotonic
 // CHECK: %[[C3:.*]] = arith.constant 3 : i64
-// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %[[C3]] monotonic monotonic
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %[[C3]] syncscope("device") monotonic monotonic
 // CHECK-COUNT-5: gpu.shuffle up
 // CHECK: gpu.barrier
 // CHECK: %[[C6:.*]] = arith.constant 6 : i64
-// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %[[C6]] monotonic monotonic
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %[[C6]] syncscope("device") monotonic monotonic
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i64 {
 // CHECK: %[[SP:.*]] = llvm.getelementptr %[[R2T]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
 // CHECK: %[[S32:.*]] = llvm.load %[[SP]] {alignment = 4 : i64} : !llvm.ptr<1> -> i32
@@ -222,12 +229,12 @@
 // CHECK: %[[CP:.*]] = llvm.getelementptr %[[CNT]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
 // CHECK: %[[C5:.*]] = arith.constant 5 : i64
 // CHECK: %[[CODEP:.*]] = llvm.getelementptr %[[ST]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i64
-// CHECK: llvm.cmpxchg %[[CODEP]], %{{.*}}, %[[C5]] monotonic monotonic : !llvm.ptr<1>, i64
+// CHECK: llvm.cmpxchg %[[CODEP]], %{{.*}}, %[[C5]] syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
 // CHECK-COUNT-5: gpu.shuffle up
 // CHECK: %[[A:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<1> -> i64
 // CHECK: %[[HI:.*]] = arith.cmpi sge, %[[A]], %[[NOCL]] : i64
 // CHECK: %[[C4:.*]] = arith.constant 4 : i64
-// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %[[C4]] monotonic monotonic : !llvm.ptr<1>, i64
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %[[C4]] syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
 // CHECK: } else {
 // CHECK: %[[OP:.*]] = llvm.getelementptr %[[OCL]][%[[A]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
 // CHECK: %[[V32:.*]] = llvm.load %[[OP]] {alignment = 4 : i64} : !llvm.ptr<1> -> i32
@@ -249,7 +256,7 @@
 // CHECK-SAME: kernel attributes {known_block_size = array<i32: 512, 1, 1>, kvcache.launch = {block = 512 : i64, grid = "single"}
 // CHECK: %[[MINSLOTS:.*]] = scf.for %{{.*}} = %{{.*}} to %[[B]] step %{{.*}} iter_args
 // CHECK: %[[C7:.*]] = arith.constant 7 : i64
-// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %[[C7]] monotonic monotonic : !llvm.ptr<1>, i64
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %[[C7]] syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.store %[[MINSLOTS]], %{{.*}} {alignment = 8 : i64} : i64, !llvm.ptr<1>
 // CHECK: llvm.mlir.addressof @move_gc_move_plan_counts : !llvm.ptr<3>
 // CHECK: gpu.barrier
@@ -257,7 +264,7 @@
 // CHECK-NEXT: %[[CODEP:.*]] = llvm.getelementptr %[[ST]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i64
 // CHECK-NEXT: llvm.load volatile %[[CODEP]] {alignment = 8 : i64} : !llvm.ptr<1> -> i64
 // CHECK: scf.while
-// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} monotonic monotonic : !llvm.ptr<1>, i64
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
 // CHECK: gpu.barrier
 // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} monotonic : !llvm.ptr<3>, i32
 // CHECK: gpu.barrier
@@ -278,7 +285,7 @@
 // CHECK: %[[CAP:.*]] = arith.constant 1536 : i64
 // CHECK: arith.cmpi sgt, %{{.*}}, %[[CAP]] : i64
 // CHECK: %[[C8:.*]] = arith.constant 8 : i64
-// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %[[C8]] monotonic monotonic : !llvm.ptr<1>, i64
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %[[C8]] syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
 // CHECK: } else {
 // CHECK: gpu.block_id y
 // CHECK: %[[BASE:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<1> -> i64
@@ -336,7 +343,7 @@
 // CHECK-SAME: kernel attributes {known_block_size = array<i32: 512, 1, 1>, kvcache.launch = {block = 512 : i64, grid = "single"}
 // CHECK-NOT: gpu.barrier
 // CHECK: %[[C7:.*]] = arith.constant 7 : i64
-// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %[[C7]] monotonic monotonic : !llvm.ptr<1>, i64
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %[[C7]] syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
 // CHECK-NOT: gpu.barrier
 // CHECK-NOT: llvm.intr.ctlz
 // CHECK-NOT: llvm.atomicrmw
