@@ -18,6 +18,11 @@ from . import _runtime as rt
 _movers: Dict[int, rt.Mover] = {}
 _movers_lock = threading.Lock()
 _last: Dict[str, Any] = {}
+# The KV buffers of the last call: the objects themselves (held, so their ids
+# stay theirs), their data pointers, and their validated descriptors. A
+# serving loop passes the same pool every step; validating 2 x layers tensors
+# again each time would cost more than the move itself.
+_buffers_seen: Dict[str, Any] = {"objects": (), "ptrs": (), "desc": [], "device": None}
 
 
 def _is_torch(x: Any) -> bool:
@@ -76,6 +81,28 @@ def _kv_buffer(x: Any, i: int) -> Tuple[int, int, int]:
     if row_bytes == 0:
         raise ValueError(f"{name} has empty rows")
     return ptr, row_bytes, slots
+
+
+def _kv_buffers(kv_buffers: Sequence[Any], device: int) -> List[Tuple[int, int, int]]:
+    """Validated (address, row bytes, slots) of each buffer, reused while the
+    same tensor objects with the same storage come back."""
+    seen = _buffers_seen
+    objects = tuple(kv_buffers)
+    if (len(objects) == len(seen["objects"]) and seen["device"] == device
+            and all(a is b for a, b in zip(objects, seen["objects"]))):
+        ptrs = tuple(_data_ptr(b) for b in objects)
+        if ptrs == seen["ptrs"]:
+            return seen["desc"]
+    for i, b in enumerate(objects):
+        if _device_of(b) != device:
+            raise ValueError(f"kv_buffers[{i}] is on another device than req_pool_indices")
+    desc = [_kv_buffer(b, i) for i, b in enumerate(objects)]
+    seen.update(objects=objects, ptrs=tuple(d[0] for d in desc), desc=desc, device=device)
+    return desc
+
+
+def _data_ptr(x: Any) -> int:
+    return x.data_ptr() if _is_torch(x) else x.ctypes.data
 
 
 def _mover(device: int, entries: int, grow: bool = False) -> rt.Mover:
@@ -140,14 +167,14 @@ def move_accept_tokens_to_target_kvcache(
     named = dict(zip(rt.ARG_NAMES, (req_pool_indices, req_to_token, seq_lens,
                                    num_correct_drafts, accept_index, out_cache_loc)))
     device = _device_of(req_pool_indices)
-    for name, t in list(named.items()) + [(f"kv_buffers[{i}]", b) for i, b in enumerate(kv_buffers)]:
+    for name, t in named.items():
         if _device_of(t) != device:
             raise ValueError(f"{name} is on another device than req_pool_indices")
     args = rt._MoveArgs()
     for name, t in named.items():
         rank = 2 if name in ("req_to_token", "accept_index") else 1
         setattr(args, name, _index_tensor(t, name, rank, int32_only=name == "req_to_token"))
-    buffers = [_kv_buffer(b, i) for i, b in enumerate(kv_buffers)]
+    buffers = _kv_buffers(kv_buffers, device)
     entries = int(accept_index.shape[0]) * int(accept_index.shape[1])
     m = _mover(device, entries)
     stream = 0

@@ -17,7 +17,7 @@
 // RUN:   | FileCheck %s --check-prefix=MISSING
 
 // CHECK: specc: error: ptxas failed (exit code 3); reproduce with:
-// CHECK-NEXT: {{^  }}[[DIR]]/fake-ptxas -arch=sm_86 -O3 -v [[DIR]]/tmp/specc-{{[^ ]+}}.ptx -o {{[^ ]+}}.cubin{{$}}
+// CHECK-NEXT: {{^  }}[[DIR]]/fake-ptxas -arch=sm_86 -O3 --split-compile=0 -v [[DIR]]/tmp/specc-{{[^ ]+}}.ptx -o {{[^ ]+}}.cubin{{$}}
 // CHECK-NEXT: ptxas log:
 // CHECK-NEXT: ptxas fatal : Unresolved extern function 'bogus_function'
 // CHECK-NEXT: ptxas fatal : Ptx assembly aborted due to errors
