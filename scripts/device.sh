@@ -58,9 +58,17 @@ for tool in memcheck racecheck; do
   say "compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer-$tool.log" | tail -1)"
 done
 
+# Per-kernel times of one small and one large tree batch (hardware counters).
+for bs in 1 256; do
+  ncu --clock-control none --metrics gpu__time_duration.sum -k regex:. \
+    python3 benchmarks/profile_case.py --bs $bs --calls 2 > "$OUT/ncu-bs$bs.txt" 2>&1
+  say "ncu bs=$bs (last call, us): $(grep -E '^  [a-z_0-9]+|gpu__time_duration' "$OUT/ncu-bs$bs.txt" \
+    | paste - - | tail -5 | awk '{print $1"="$(NF)}' | tr '\n' ' ')"
+done
+
 if [ -f benchmarks/bench_move.py ]; then
   python3 benchmarks/bench_move.py --sglang-src "$root/.bench" --out "$OUT/bench.json" \
-    > "$OUT/bench.txt" 2>&1
+    ${SPECC_BENCH_ARGS:-} > "$OUT/bench.txt" 2>&1
   say "benchmark: rc=$?"
   cat "$OUT/bench.txt" >> "$summary"
 fi
