@@ -4,7 +4,8 @@
 # the Python package, run the GPU tests on the cubin path and again on the
 # PTX (JIT) path, run compute-sanitizer over a KV move, and run the benchmark.
 # Writes logs and a summary to $OUT (default ./device-out); prints the summary
-# last. Usage: scripts/device.sh [ARTIFACT_DIR]
+# last (at most 8 files, the limit of what a device call returns).
+# Usage: scripts/device.sh [ARTIFACT_DIR]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 art=${1:-$root/build/artifacts}
@@ -25,11 +26,18 @@ cmake -S "$root" -B "$rt" -G Ninja -DSPECC_RUNTIME_ONLY=ON -DSPECC_KERNEL_ARTIFA
   cmake --build "$rt" >> "$OUT/build.log" 2>&1 || { say "runtime build FAILED"; tail -30 "$OUT/build.log"; exit 1; }
 say "runtime build: ok"
 
+# SPECC_DEVICE_SKIP: words among "pip ncu bench" to leave out of a short run.
+skip() { [[ " ${SPECC_DEVICE_SKIP:-} " == *" $1 "* ]]; }
+
 site=/tmp/specc-site
-SPECC_RUNTIME_ONLY=ON SPECC_KERNEL_ARTIFACTS="$art" python3 -m pip install -q --upgrade --no-build-isolation \
-  --no-deps --no-index --target "$site" "$root/python" > "$OUT/pip.log" 2>&1 &&
-  PYTHONPATH=$site python3 -c "import specc, torch; print(specc.__file__, specc.backend(0))" >> "$OUT/pip.log" 2>&1 &&
-  say "pip install ./python: ok ($(tail -1 "$OUT/pip.log"))" || say "pip install ./python: FAILED (see pip.log)"
+if ! skip pip; then
+  if SPECC_RUNTIME_ONLY=ON SPECC_KERNEL_ARTIFACTS="$art" python3 -m pip install -q --upgrade \
+       --no-build-isolation --no-deps --no-index --target "$site" "$root/python" >> "$OUT/build.log" 2>&1 &&
+     PYTHONPATH=$site python3 -c "import specc, torch; print(specc.__file__, specc.backend(0))" >> "$OUT/build.log" 2>&1
+  then say "pip install ./python: ok ($(tail -1 "$OUT/build.log"))"
+  else say "pip install ./python: FAILED (see build.log)"
+  fi
+fi
 
 export SPECC_RUNTIME_LIB=$rt/lib/libspecc_runtime.so
 cd "$root/python"
@@ -46,27 +54,30 @@ cat > /tmp/specc_sanitize.py <<'PY'
 import sys; sys.path.insert(0, "tests")
 import torch, specc
 from gpu_cases import make_case, reference
-for tree in (False, True):
-    args, bufs = make_case(96, 5, tree=tree, layers=2, k_row=160, v_row=20, seed=1)
+# bs * W = 480: the stage-all move; 1500: plan + copy.
+for bs, tree in ((96, False), (96, True), (300, True)):
+    args, bufs = make_case(bs, 5, tree=tree, layers=2, k_row=160, v_row=20, seed=1)
     want, _, _ = reference(args, bufs)
     specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs, check=True)
     assert all(torch.equal(a, b) for a, b in zip(bufs, want))
 print("sanitized run ok")
 PY
 for tool in memcheck racecheck; do
-  compute-sanitizer --tool $tool --error-exitcode 9 python3 /tmp/specc_sanitize.py > "$OUT/sanitizer-$tool.log" 2>&1
-  say "compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer-$tool.log" | tail -1)"
+  compute-sanitizer --tool $tool --error-exitcode 9 python3 /tmp/specc_sanitize.py > /tmp/sanitizer-$tool.log 2>&1
+  say "compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/sanitizer-$tool.log | tail -1)"
+  cat /tmp/sanitizer-$tool.log >> "$OUT/sanitizer.log"
 done
 
 # Per-kernel times of one small and one large tree batch (hardware counters).
-for bs in 1 256; do
+skip ncu || for bs in 1 256; do
   ncu --clock-control none --metrics gpu__time_duration.sum -k regex:. \
-    python3 benchmarks/profile_case.py --bs $bs --calls 2 > "$OUT/ncu-bs$bs.txt" 2>&1
-  say "ncu bs=$bs (last call, us): $(grep -E '^  [a-z_0-9]+|gpu__time_duration' "$OUT/ncu-bs$bs.txt" \
-    | paste - - | tail -5 | awk '{print $1"="$(NF)}' | tr '\n' ' ')"
+    python3 benchmarks/profile_case.py --bs $bs --calls 2 > /tmp/ncu-bs$bs.txt 2>&1
+  say "ncu bs=$bs, last call (us): $(grep -E '^  [a-z_0-9]+ \(|gpu__time_duration' /tmp/ncu-bs$bs.txt \
+    | paste - - | tail -4 | awk '{print $1"="$(NF)}' | tr '\n' ' ')"
+  cat /tmp/ncu-bs$bs.txt >> "$OUT/ncu.txt"
 done
 
-if [ -f benchmarks/bench_move.py ]; then
+if ! skip bench && [ -f benchmarks/bench_move.py ]; then
   python3 benchmarks/bench_move.py --sglang-src "$root/.bench" --out "$OUT/bench.json" \
     ${SPECC_BENCH_ARGS:-} > "$OUT/bench.txt" 2>&1
   say "benchmark: rc=$?"

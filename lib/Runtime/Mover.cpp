@@ -30,6 +30,10 @@ using namespace specc::cuda;
 namespace {
 thread_local std::string lastError;
 
+/// Batches of at most this many entries (bs * W) take the stage-all move:
+/// past it, every block re-reading all slot pairs costs more than the plan.
+constexpr int64_t kStageAllMaxEntries = 1024;
+
 int fail(int code, std::string message) {
   lastError = std::move(message);
   return code;
@@ -440,19 +444,33 @@ int specc_move_accept_tokens(specc_mover *m, const specc_move_args *a,
   if (int rc = m->launch(compact, 1, 1, stream,
                          {&acc, &ocl, &ncd, &m->sources, &m->status, &bs, &w, &nOcl}))
     return rc;
-  if (int rc = m->launch("move_rows_move_plan", 1, 1, stream,
-                         {&m->dtable, &m->sources, &m->targets, &m->workspace,
-                          &m->status, &n, &numBuffers}))
-    return rc;
   if (numBuffers > 0 && n > 0) {
-    const LaunchInfo &copy = m->kernels["move_rows_move_copy"].second;
-    unsigned tiles = static_cast<unsigned>((m->maxRowBytes + copy.tileBytes - 1) /
-                                           copy.tileBytes);
-    if (int rc = m->launch("move_rows_move_copy", tiles,
-                           static_cast<unsigned>(numBuffers), stream,
-                           {&m->dtable, &m->sources, &m->targets, &m->workspace,
-                            &m->status, &n}))
-      return rc;
+    // Small batches: one stage-all launch (every moved tile through shared
+    // memory) instead of plan + copy; it must hold all n entries.
+    const LaunchInfo &stageAll = m->kernels["move_rows_move_stage_all"].second;
+    int64_t stageAllEntries =
+        stageAll.tileBytes ? stageAll.sharedMemory / stageAll.tileBytes : 0;
+    bool small = n <= std::min<int64_t>(stageAllEntries, kStageAllMaxEntries);
+    const LaunchInfo &tiled = small ? stageAll : m->kernels["move_rows_move_copy"].second;
+    unsigned tiles = static_cast<unsigned>((m->maxRowBytes + tiled.tileBytes - 1) /
+                                           tiled.tileBytes);
+    if (small) {
+      if (int rc = m->launch("move_rows_move_stage_all", tiles,
+                             static_cast<unsigned>(numBuffers), stream,
+                             {&m->dtable, &m->sources, &m->targets, &m->status,
+                              &n, &numBuffers}))
+        return rc;
+    } else {
+      if (int rc = m->launch("move_rows_move_plan", 1, 1, stream,
+                             {&m->dtable, &m->sources, &m->targets, &m->workspace,
+                              &m->status, &n, &numBuffers}))
+        return rc;
+      if (int rc = m->launch("move_rows_move_copy", tiles,
+                             static_cast<unsigned>(numBuffers), stream,
+                             {&m->dtable, &m->sources, &m->targets, &m->workspace,
+                              &m->status, &n}))
+        return rc;
+    }
   }
   if (!sync)
     return SPECC_SUCCESS;

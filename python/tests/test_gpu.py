@@ -187,6 +187,35 @@ def test_sglang_adapter(mla):
         assert torch.equal(got, exp)
 
 
+def _crossed(bs, w, seed):
+    """Every accepted position reads another entry's target: swaps, cycles."""
+    args, bufs = make_case(bs, w, tree=True, seed=seed)
+    _, tgt, _ = reference(args, bufs)
+    ocl = args["out_cache_loc"].clone()
+    flat = args["accept_index"].reshape(-1).long()
+    keep = flat[flat != -1]
+    ocl[keep] = tgt.to(ocl.device)[torch.randperm(len(tgt))].to(ocl.dtype)
+    args["out_cache_loc"] = ocl
+    return args, bufs
+
+
+@pytest.mark.parametrize("bs", [64, 300])  # stage-all move, then plan + copy
+def test_crossed_sources(bs):
+    args, bufs = _crossed(bs, 4, seed=bs)
+    run_and_compare(args, bufs)
+
+
+def test_cycles_past_staging_capacity_change_nothing():
+    # About 2500 moved rows, all on cycles: more than one shared-memory chunk.
+    args, bufs = _crossed(1024, 4, seed=5)
+    before = [b.clone() for b in bufs]
+    with pytest.raises(specc.InputError, match="cycles"):
+        specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs, check=True)
+    assert specc.last_status()[0] == 8
+    for got, exp in zip(bufs, before):
+        assert torch.equal(got, exp)
+
+
 def test_adversarial_overlap():
     # Sources that are other requests' targets, swaps and cycles.
     args, bufs = make_case(64, 4, tree=True, seed=17)

@@ -8,6 +8,7 @@
 // CHECK: # specc launch manifest
 // CHECK-NEXT: kernel move_rows_move_plan block 512
 // CHECK-NEXT: kernel move_rows_move_copy block 256
+// CHECK-NEXT: kernel move_rows_move_stage_all block 256
 // CHECK-NEXT: kernel extra_compact_sources block 512
 // CHECK-NEXT: kernel extra_move_copy block 256 grid row_tiles_x_buffers tile_bytes 64 smem 0
 // CHECK-EMPTY:

@@ -59,6 +59,18 @@
 // MOVE: {{mul|mad}}.lo.s64 {{%rd[0-9]+}}, {{.*}} [[ROWBYTES]]{{[,;]}}
 // MOVE: ld.global.v4.b32 {[[A:%r[0-9]+]], [[B:%r[0-9]+]], [[C:%r[0-9]+]], [[D:%r[0-9]+]]}, [{{%rd[0-9]+}}];
 // MOVE-NEXT: st.global.v4.b32 [{{%rd[0-9]+}}], {[[A]], [[B]], [[C]], [[D]]};
+// The stage-all move of small batches: the same tile moves, no workspace.
+// MOVE-LABEL: .visible .entry move_rows_move_stage_all(
+// MOVE-COUNT-4: .param .u64 .ptr .global .align 8 move_rows_move_stage_all_param_{{[0-3]}},
+// MOVE-NEXT: .param .u64 move_rows_move_stage_all_param_4,
+// MOVE-NEXT: .param .u64 move_rows_move_stage_all_param_5
+// MOVE-NEXT: )
+// MOVE: atom.shared.min.s64
+// MOVE: ld.global.v4.b32 {[[A:%r[0-9]+]], [[B:%r[0-9]+]], [[C:%r[0-9]+]], [[D:%r[0-9]+]]}, [{{%rd[0-9]+}}];
+// MOVE-NEXT: st.shared.v4.b32 [{{%rd[0-9]+}}], {[[A]], [[B]], [[C]], [[D]]};
+// MOVE: bar.sync 0;
+// MOVE: ld.shared.v4.b32 {[[A:%r[0-9]+]], [[B:%r[0-9]+]], [[C:%r[0-9]+]], [[D:%r[0-9]+]]}, [{{%rd[0-9]+}}];
+// MOVE-NEXT: st.global.v4.b32 [{{%rd[0-9]+}}], {[[A]], [[B]], [[C]], [[D]]};
 // MOVE-NOT: .entry
 
 // SM80: .target sm_80
@@ -178,6 +190,7 @@
 // MANIFEST-NEXT: kernel compact_sources_i64_i32_i32_compact_sources block 512 grid single tile_bytes 0 smem 0
 // MANIFEST-NEXT: kernel move_rows_move_plan block 512 grid single tile_bytes 0 smem 0
 // MANIFEST-NEXT: kernel move_rows_move_copy block 256 grid row_tiles_x_buffers tile_bytes 64 smem 98304
+// MANIFEST-NEXT: kernel move_rows_move_stage_all block 256 grid row_tiles_x_buffers tile_bytes 64 smem 98304
 // MANIFEST-EMPTY:
 
 // WHOLE: # specc launch manifest: kernel NAME block THREADS grid RULE tile_bytes BYTES smem BYTES
@@ -185,4 +198,5 @@
 // WHOLE-NEXT: kernel move_accept_tokens_compact_sources block 512 grid single tile_bytes 0 smem 0
 // WHOLE-NEXT: kernel move_accept_tokens_move_plan block 512 grid single tile_bytes 0 smem 0
 // WHOLE-NEXT: kernel move_accept_tokens_move_copy block 256 grid row_tiles_x_buffers tile_bytes 64 smem 98304
+// WHOLE-NEXT: kernel move_accept_tokens_move_stage_all block 256 grid row_tiles_x_buffers tile_bytes 64 smem 98304
 // WHOLE-EMPTY:

@@ -302,10 +302,80 @@ struct MoveRowsToKernels : OpRewritePattern<MoveRowsOp> {
     });
   }
 
-  /// Copy kernel: block (x, y) owns bytes [x * tile, (x + 1) * tile) of the
-  /// rows of buffer y. It moves the overlapping entries in chunks through
-  /// shared memory (read the chunk, barrier, write it, barrier), deepest
-  /// first, then copies the other entries straight from their source rows.
+  /// The bytes one thread of a row-move block moves: block (x, y) owns bytes
+  /// [x * tile, (x + 1) * tile) of every row of buffer y; thread `lane` of
+  /// each group of tile/16 threads owns 16 of them.
+  struct RowTile {
+    KernelBuilder &k;
+    int64_t tile;
+    Value lane, base, rowBytes, tileStart, col, ptr, vectorizable, staging;
+
+    RowTile(KernelBuilder &k, Value table, int64_t tile, Value lane,
+            bool staged)
+        : k(k), tile(tile), lane(lane) {
+      ImplicitLocOpBuilder &b = k.builder();
+      Type i64 = b.getI64Type();
+      Value row = k.mul(k.blockId(gpu::Dimension::y), k.i64(KVCACHE_BUFFER_COLUMNS));
+      base = k.loadI64(table, i64, k.add(row, k.i64(KVCACHE_BUFFER_ADDRESS)));
+      rowBytes = k.loadI64(table, i64, k.add(row, k.i64(KVCACHE_BUFFER_ROW_BYTES)));
+      tileStart = k.mul(k.blockId(gpu::Dimension::x), k.i64(tile));
+      if (staged)
+        staging = k.sharedMemory((k.getKernel().getName() + "_staging").str(),
+                                 LLVM::LLVMArrayType::get(b.getI8Type(), 0),
+                                 /*external=*/true);
+    }
+    /// Runs `body` when this block's tile starts inside the rows (blocks
+    /// past a short row's end have nothing to do; uniform per block).
+    void ifTileInRow(llvm::function_ref<void()> body) {
+      k.ifThen(k.cmp(CmpIPredicate::slt, tileStart, rowBytes), [&] {
+        ImplicitLocOpBuilder &b = k.builder();
+        ptr = LLVM::IntToPtrOp::create(b, k.globalPtrType(), base);
+        col = k.add(tileStart, k.mul(lane, k.i64(kVectorBytes)));
+        vectorizable = k.cmp(CmpIPredicate::eq,
+                             k.bitAnd(k.bitOr(base, rowBytes), k.i64(kVectorBytes - 1)),
+                             k.i64(0));
+        body();
+      });
+    }
+    Value rowAt(Value slot) {
+      return k.gep(ptr, k.builder().getI8Type(), k.add(k.mul(slot, rowBytes), col));
+    }
+    /// This thread's 16 bytes of staging slot `slot` in dynamic shared memory.
+    Value stagedAt(Value slot) {
+      return k.gep(staging, k.builder().getI8Type(),
+                   k.add(k.mul(slot, k.i64(tile)), k.mul(lane, k.i64(kVectorBytes))));
+    }
+    /// Moves this thread's 16 bytes from `from` to `to`: one vector when the
+    /// rows allow it, else byte by byte up to the end of the row.
+    void move16(llvm::function_ref<Value()> from, llvm::function_ref<Value()> to) {
+      ImplicitLocOpBuilder &b = k.builder();
+      Type i8 = b.getI8Type();
+      Type vec = VectorType::get({kVectorBytes / 4}, b.getI32Type());
+      k.ifThenElse(
+          vectorizable,
+          [&] {
+            k.ifThen(k.cmp(CmpIPredicate::slt, col, rowBytes), [&] {
+              Value v = k.load(vec, from(), kVectorBytes);
+              k.store(v, to(), kVectorBytes);
+            });
+          },
+          [&] {
+            Value f = from(), t = to();
+            Value avail = k.sub(rowBytes, col);
+            Value end = k.select(k.cmp(CmpIPredicate::slt, avail, k.i64(kVectorBytes)),
+                                 avail, k.i64(kVectorBytes));
+            k.forLoop(k.i64(0), end, k.i64(1), [&](Value q) {
+              Value v = k.load(i8, k.gep(f, i8, q), 1);
+              k.store(v, k.gep(t, i8, q), 1);
+            });
+          });
+    }
+  };
+
+  /// Copy kernel (after the plan): it moves the overlapping entries in
+  /// chunks through shared memory (read the chunk, barrier, write it,
+  /// barrier), deepest first, then copies the other entries straight from
+  /// their source rows. With `disjoint`, it copies every entry directly.
   void buildCopy(MoveRowsOp op, bool gatherThenScatter) const {
     int64_t T = options.copyBlockSize, tile = options.tileBytes;
     int64_t lanes = tile / kVectorBytes, groups = T / lanes;
@@ -320,71 +390,22 @@ struct MoveRowsToKernels : OpRewritePattern<MoveRowsOp> {
          b.getNamedAttr("tile_bytes", b.getI64IntegerAttr(tile)),
          b.getNamedAttr("dynamic_shared_memory",
                         b.getI64IntegerAttr(gatherThenScatter ? capacity * tile : 0))});
-    Type i8 = b.getI8Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
-    Type vec = VectorType::get({kVectorBytes / 4}, i32);
+    Type i8 = b.getI8Type(), i32 = b.getI32Type();
     Type srcT = elementType(op.getSources()), tgtT = elementType(op.getTargets());
     Value n = k.param(N), status = k.param(STATUS), ws = k.param(WS);
     Value zero = k.i64(0), one = k.i64(1), tid = k.threadId();
     bool checked = op.getChecked();
-
     Value lane = k.bitAnd(tid, k.i64(lanes - 1));
     Value group = arith::DivUIOp::create(b, tid, k.i64(lanes));
     Value step = k.i64(groups);
     Value list = k.gep(ws, i8, k.i64(16));
+    auto entryAt = [&](Value pos) { return k.loadI64(list, i32, pos); };
 
     auto body = [&] {
       Value moving = gatherThenScatter ? k.loadI64(ws, i32, k.i64(0)) : n;
       Value staged = gatherThenScatter ? k.loadI64(ws, i32, k.i64(1)) : zero;
-      Value buf = k.blockId(gpu::Dimension::y);
-      Value row = k.mul(buf, k.i64(KVCACHE_BUFFER_COLUMNS));
-      Value base = k.loadI64(k.param(TABLE), i64,
-                             k.add(row, k.i64(KVCACHE_BUFFER_ADDRESS)));
-      Value rowBytes = k.loadI64(k.param(TABLE), i64,
-                                 k.add(row, k.i64(KVCACHE_BUFFER_ROW_BYTES)));
-      Value tileStart = k.mul(k.blockId(gpu::Dimension::x), k.i64(tile));
-      k.ifThen(k.cmp(CmpIPredicate::slt, tileStart, rowBytes), [&] {
-        Value ptr = LLVM::IntToPtrOp::create(b, k.globalPtrType(), base);
-        Value col = k.add(tileStart, k.mul(lane, k.i64(kVectorBytes)));
-        Value vectorizable = k.cmp(
-            CmpIPredicate::eq,
-            k.bitAnd(k.bitOr(base, rowBytes), k.i64(kVectorBytes - 1)), zero);
-        Value staging =
-            gatherThenScatter
-                ? k.sharedMemory((k.getKernel().getName() + "_staging").str(),
-                                 LLVM::LLVMArrayType::get(i8, 0), true)
-                : Value();
-        auto rowAt = [&](Value slot) {
-          return k.gep(ptr, i8, k.add(k.mul(slot, rowBytes), col));
-        };
-        // Moves this thread's 16 bytes from `from` to `to`: one vector when
-        // the rows allow it, else byte by byte up to the end of the row.
-        auto move16 = [&](llvm::function_ref<Value()> from,
-                          llvm::function_ref<Value()> to) {
-          k.ifThenElse(
-              vectorizable,
-              [&] {
-                k.ifThen(k.cmp(CmpIPredicate::slt, col, rowBytes), [&] {
-                  Value v = k.load(vec, from(), kVectorBytes);
-                  k.store(v, to(), kVectorBytes);
-                });
-              },
-              [&] {
-                Value f = from(), t = to();
-                Value avail = k.sub(rowBytes, col);
-                Value end = k.select(
-                    k.cmp(CmpIPredicate::slt, avail, k.i64(kVectorBytes)), avail,
-                    k.i64(kVectorBytes));
-                k.forLoop(zero, end, one, [&](Value q) {
-                  k.store(k.load(i8, k.gep(f, i8, q), 1), k.gep(t, i8, q), 1);
-                });
-              });
-        };
-        auto stagedAt = [&](Value slotInList) {
-          return k.gep(staging, i8,
-                       k.add(k.mul(slotInList, k.i64(tile)),
-                             k.mul(lane, k.i64(kVectorBytes))));
-        };
-        auto entryAt = [&](Value pos) { return k.loadI64(list, i32, pos); };
+      RowTile rt(k, k.param(TABLE), tile, lane, gatherThenScatter);
+      rt.ifTileInRow([&] {
         if (gatherThenScatter) {
           // Overlapping entries in chunks of `capacity`, deepest first: a
           // chunk is read whole before it is written, and no later chunk
@@ -395,12 +416,12 @@ struct MoveRowsToKernels : OpRewritePattern<MoveRowsOp> {
             Value count = k.select(k.cmp(CmpIPredicate::slt, rest, cap), rest, cap);
             k.forLoop(group, count, step, [&](Value slot) {
               Value s = k.loadI64(k.param(SRC), srcT, entryAt(k.add(chunk, slot)));
-              move16([&] { return rowAt(s); }, [&] { return stagedAt(slot); });
+              rt.move16([&] { return rt.rowAt(s); }, [&] { return rt.stagedAt(slot); });
             });
             k.barrier();
             k.forLoop(group, count, step, [&](Value slot) {
               Value t = k.loadI64(k.param(TGT), tgtT, entryAt(k.add(chunk, slot)));
-              move16([&] { return stagedAt(slot); }, [&] { return rowAt(t); });
+              rt.move16([&] { return rt.stagedAt(slot); }, [&] { return rt.rowAt(t); });
             });
             k.barrier();
           });
@@ -410,15 +431,14 @@ struct MoveRowsToKernels : OpRewritePattern<MoveRowsOp> {
           Value s = k.loadI64(k.param(SRC), srcT, e);
           Value t = k.loadI64(k.param(TGT), tgtT, e);
           k.ifThen(k.cmp(CmpIPredicate::ne, s, t), [&] {
-            move16([&] { return rowAt(s); }, [&] { return rowAt(t); });
+            rt.move16([&] { return rt.rowAt(s); }, [&] { return rt.rowAt(t); });
           });
         });
       });
     };
 
-    Value proceed =
-        checked ? k.cmp(CmpIPredicate::eq, k.statusCode(status), zero)
-                : Value(arith::ConstantIntOp::create(b, b.getI1Type(), 1));
+    Value proceed = checked ? k.cmp(CmpIPredicate::eq, k.statusCode(status), zero)
+                            : k.i1(true);
     k.ifThen(proceed, [&] {
       if (!gatherThenScatter)
         return body();
@@ -444,12 +464,112 @@ struct MoveRowsToKernels : OpRewritePattern<MoveRowsOp> {
     });
   }
 
+  /// Stage-all kernel, for batches of at most `staging-bytes / tile-bytes`
+  /// entries, in place of plan + copy: block (x, y) reads the tile of every
+  /// moved entry's source row into shared memory, waits at a barrier, then
+  /// writes every target. No classification and one launch fewer; a checked
+  /// block first tests every slot itself (all blocks find the same
+  /// violations, so either all move or none writes).
+  void buildStageAll(MoveRowsOp op) const {
+    int64_t T = options.copyBlockSize, tile = options.tileBytes;
+    int64_t lanes = tile / kVectorBytes, groups = T / lanes;
+    int64_t capacity = options.stagingBytes / tile;
+    using KP = KernelParam;
+    KernelBuilder k(kernels, op.getLoc(),
+                    getKernelName(op, "move_stage_all", kernels),
+                    {KP{KP::GlobalPtr, 8}, KP{KP::GlobalPtr, elementAlign(op.getSources())},
+                     KP{KP::GlobalPtr, elementAlign(op.getTargets())}, KP{KP::GlobalPtr, 8},
+                     KP{KP::Scalar}, KP{KP::Scalar}},
+                    T);
+    enum { S_TABLE, S_SRC, S_TGT, S_STATUS, S_N, S_B };
+    ImplicitLocOpBuilder &b = k.builder();
+    k.setLaunch(
+        {b.getNamedAttr("block", b.getI64IntegerAttr(T)),
+         b.getNamedAttr("grid", b.getStringAttr("row_tiles_x_buffers")),
+         b.getNamedAttr("tile_bytes", b.getI64IntegerAttr(tile)),
+         b.getNamedAttr("max_entries", b.getI64IntegerAttr(capacity)),
+         b.getNamedAttr("dynamic_shared_memory", b.getI64IntegerAttr(capacity * tile))});
+    Type i32 = b.getI32Type(), i64 = b.getI64Type();
+    Type srcT = elementType(op.getSources()), tgtT = elementType(op.getTargets());
+    Value n = k.param(S_N), status = k.param(S_STATUS), table = k.param(S_TABLE);
+    Value zero = k.i64(0), tid = k.threadId();
+    Value lane = k.bitAnd(tid, k.i64(lanes - 1));
+    Value group = arith::DivUIOp::create(b, tid, k.i64(lanes));
+    Value step = k.i64(groups);
+    auto moved = [&](Value pos, llvm::function_ref<void(Value, Value)> fn) {
+      Value s = k.loadI64(k.param(S_SRC), srcT, pos);
+      Value t = k.loadI64(k.param(S_TGT), tgtT, pos);
+      k.ifThen(k.cmp(CmpIPredicate::ne, s, t), [&] { fn(s, t); });
+    };
+
+    Value proceed = op.getChecked()
+                        ? k.cmp(CmpIPredicate::eq, k.statusCode(status), zero)
+                        : k.i1(true);
+    k.ifThen(proceed, [&] {
+      Value clean = k.i1(true);
+      if (op.getChecked()) {
+        // [0]: smallest slot count of all buffers, [1]: 1 once a bad slot
+        // is seen by any thread of this block.
+        Value shared = k.sharedMemory((k.getKernel().getName() + "_check").str(),
+                                      LLVM::LLVMArrayType::get(i64, 2), false);
+        Value minSlotsP = k.gep(shared, i64, k.i64(0));
+        Value badP = k.gep(shared, i64, k.i64(1));
+        k.ifThen(k.cmp(CmpIPredicate::eq, tid, zero), [&] {
+          k.store(k.i64(INT64_MAX), minSlotsP, 8);
+          k.store(zero, badP, 8);
+        });
+        k.barrier();
+        k.forLoop(tid, k.param(S_B), k.i64(T), [&](Value buf) {
+          Value slots = k.loadI64(table, i64,
+                                  k.add(k.mul(buf, k.i64(KVCACHE_BUFFER_COLUMNS)),
+                                        k.i64(KVCACHE_BUFFER_SLOTS)));
+          LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::min, minSlotsP, slots,
+                                    LLVM::AtomicOrdering::monotonic, "block");
+        });
+        k.barrier();
+        Value minSlots = k.load(i64, minSlotsP, 8);
+        k.forLoop(tid, n, k.i64(T), [&](Value i) {
+          moved(i, [&](Value s, Value t) {
+            Value badS = k.outside(s, zero, minSlots);
+            Value badT = k.outside(t, zero, minSlots);
+            k.ifThen(k.bitOr(badS, badT), [&] {
+              k.store(k.i64(1), badP, 8);
+              k.recordError(status, KVCACHE_ERR_SLOT, i, k.select(badS, s, t),
+                            minSlots);
+            });
+          });
+        });
+        k.barrier();
+        clean = k.cmp(CmpIPredicate::eq, k.load(i64, badP, 8), zero);
+      }
+      k.ifThen(clean, [&] {
+        RowTile rt(k, table, tile, lane, /*staged=*/true);
+        rt.ifTileInRow([&] {
+          k.forLoop(group, n, step, [&](Value pos) {
+            moved(pos, [&](Value s, Value) {
+              rt.move16([&] { return rt.rowAt(s); }, [&] { return rt.stagedAt(pos); });
+            });
+          });
+          k.barrier();
+          k.forLoop(group, n, step, [&](Value pos) {
+            moved(pos, [&](Value, Value t) {
+              rt.move16([&] { return rt.stagedAt(pos); }, [&] { return rt.rowAt(t); });
+            });
+          });
+        });
+      });
+    });
+    (void)i32;
+  }
+
   LogicalResult matchAndRewrite(MoveRowsOp op,
                                 PatternRewriter &rewriter) const override {
     bool gatherThenScatter = op.getOverlap() == OverlapPolicy::GatherThenScatter;
     if (gatherThenScatter || op.getChecked())
       buildPlan(op, /*classify=*/gatherThenScatter);
     buildCopy(op, gatherThenScatter);
+    if (gatherThenScatter)
+      buildStageAll(op);
     rewriter.eraseOp(op);
     return success();
   }

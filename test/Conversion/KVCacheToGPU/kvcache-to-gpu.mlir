@@ -291,8 +291,8 @@
 // CHECK: %[[BASE:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<1> -> i64
 // CHECK: %[[ROWBYTES:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<1> -> i64
 // CHECK: gpu.block_id x
-// CHECK: %[[PTR:.*]] = llvm.inttoptr %[[BASE]] : i64 to !llvm.ptr<1>
 // CHECK: %[[STAGING:.*]] = llvm.mlir.addressof @move_gc_move_copy_staging : !llvm.ptr<3>
+// CHECK: %[[PTR:.*]] = llvm.inttoptr %[[BASE]] : i64 to !llvm.ptr<1>
 // Stage the overlapping rows...
 // CHECK: %[[S:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<1> -> i64
 // CHECK: %[[OFF:.*]] = arith.muli %[[S]], %[[ROWBYTES]] : i64
