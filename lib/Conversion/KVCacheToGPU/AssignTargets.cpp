@@ -19,10 +19,8 @@ using arith::CmpIPredicate;
 namespace {
 /// targets[off_i + j] = req_to_token[rpi[i], seq_lens[i] + j] (j < acc_i),
 /// off_i = exclusive_scan(acc)_i; targets[k >= off_bs] = 0.
-struct AssignTargetsToKernel : OpRewritePattern<AssignTargetsOp> {
-  AssignTargetsToKernel(MLIRContext *ctx, gpu::GPUModuleOp kernels,
-                        const GPUKernelOptions &options)
-      : OpRewritePattern(ctx), kernels(kernels), options(options) {}
+struct AssignTargetsToKernel : KernelPattern<AssignTargetsOp> {
+  using KernelPattern::KernelPattern;
 
   LogicalResult matchAndRewrite(AssignTargetsOp op,
                                 PatternRewriter &rewriter) const override {
@@ -52,19 +50,12 @@ struct AssignTargetsToKernel : OpRewritePattern<AssignTargetsOp> {
     Value status = k.param(STATUS), bs = k.param(BS);
     Value maxReqs = k.param(MAXREQS), poolLen = k.param(POOLLEN);
     Value size = k.param(SIZE);
-    Value scratch = k.sharedMemory(
-        (k.getKernel().getName() + "_scan").str(),
-        LLVM::LLVMArrayType::get(b.getI32Type(), 32), /*external=*/false);
-    Value tid = k.threadId();
     Value zero = k.i64(0), one = k.i64(1);
 
-    Value total = k.forLoopCarried(zero, bs, k.i64(T), zero, [&](Value base,
-                                                                  Value carry) {
-      Value i = k.add(base, tid);
-      Value active = k.cmp(CmpIPredicate::slt, i, bs);
+    Value total = k.scanRounds(bs, [&](Value i, Value active) -> Value {
       // acc_i, or 0 for an idle thread or (checked) a request that is out of
       // bounds, so that a bad request cannot shift the others' offsets.
-      Value acc = k.ifValue(active, k.i64Type(), [&]() -> Value {
+      return k.ifValue(active, k.i64Type(), [&]() -> Value {
         Value a = k.add(k.loadI64(k.param(NCD), ncdT, i), one);
         if (!checked)
           return a;
@@ -98,8 +89,7 @@ struct AssignTargetsToKernel : OpRewritePattern<AssignTargetsOp> {
         });
         return k.select(bad, zero, a);
       }, [&]() -> Value { return zero; });
-      auto [excl, blockTotal] = k.blockExclusiveScan(k.toI32(acc), scratch);
-      Value off = k.add(carry, k.toI64(excl));
+    }, [&](Value i, Value, Value acc, Value off) {
       k.ifThen(k.cmp(CmpIPredicate::sgt, acc, zero), [&] {
         auto write = [&] {
           Value r = k.loadI64(k.param(RPI), rpiT, i);
@@ -120,18 +110,12 @@ struct AssignTargetsToKernel : OpRewritePattern<AssignTargetsOp> {
             },
             write);
       });
-      return k.add(carry, k.toI64(blockTotal));
     });
     // Entries past the accepted tokens are zero (slot 0 is the pad slot).
-    k.forLoop(k.add(total, tid), size, k.i64(T), [&](Value e) {
-      k.storeI64(k.param(TGT), tgtT, e, zero);
-    });
+    k.zeroFill(k.param(TGT), tgtT, total, size);
     rewriter.eraseOp(op);
     return success();
   }
-
-  gpu::GPUModuleOp kernels;
-  GPUKernelOptions options;
 };
 } // namespace
 

@@ -20,10 +20,8 @@ using arith::CmpIPredicate;
 namespace {
 /// sources[k] = out_cache_loc[a_k], a_k the k-th non-sentinel entry of
 /// accept_index in row-major order; sources[k >= count] = 0.
-struct CompactSourcesToKernel : OpRewritePattern<CompactSourcesOp> {
-  CompactSourcesToKernel(MLIRContext *ctx, gpu::GPUModuleOp kernels,
-                         const GPUKernelOptions &options)
-      : OpRewritePattern(ctx), kernels(kernels), options(options) {}
+struct CompactSourcesToKernel : KernelPattern<CompactSourcesOp> {
+  using KernelPattern::KernelPattern;
 
   LogicalResult matchAndRewrite(CompactSourcesOp op,
                                 PatternRewriter &rewriter) const override {
@@ -50,16 +48,9 @@ struct CompactSourcesToKernel : OpRewritePattern<CompactSourcesOp> {
     Value status = k.param(STATUS), bs = k.param(BS), w = k.param(W);
     Value nOcl = k.param(NOCL);
     Value sentinel = k.i64(op.getSentinelAttr().getInt());
-    Value scratch = k.sharedMemory(
-        (k.getKernel().getName() + "_scan").str(),
-        LLVM::LLVMArrayType::get(b.getI32Type(), 32), /*external=*/false);
-    Value tid = k.threadId();
     Value zero = k.i64(0), one = k.i64(1);
 
-    Value total = k.forLoopCarried(zero, bs, k.i64(T), zero, [&](Value base,
-                                                                  Value carry) {
-      Value i = k.add(base, tid);
-      Value active = k.cmp(CmpIPredicate::slt, i, bs);
+    Value total = k.scanRounds(bs, [&](Value i, Value active) -> Value {
       Value rowStart = k.mul(i, w);
       Value count = k.ifValue(active, k.i64Type(), [&]() -> Value {
         return k.forLoopCarried(zero, w, one, zero, [&](Value j, Value c) {
@@ -77,8 +68,9 @@ struct CompactSourcesToKernel : OpRewritePattern<CompactSourcesOp> {
           });
         });
       }
-      auto [excl, blockTotal] = k.blockExclusiveScan(k.toI32(count), scratch);
-      Value off = k.add(carry, k.toI64(excl));
+      return count;
+    }, [&](Value i, Value active, Value, Value off) {
+      Value rowStart = k.mul(i, w);
       k.ifThen(active, [&] {
         k.forLoopCarried(zero, w, one, off, [&](Value j, Value pos) {
           Value flat = k.add(rowStart, j);
@@ -102,17 +94,11 @@ struct CompactSourcesToKernel : OpRewritePattern<CompactSourcesOp> {
           return k.select(keep, k.add(pos, one), pos);
         });
       });
-      return k.add(carry, k.toI64(blockTotal));
     });
-    k.forLoop(k.add(total, tid), k.mul(bs, w), k.i64(T), [&](Value e) {
-      k.storeI64(k.param(SRC), srcT, e, zero);
-    });
+    k.zeroFill(k.param(SRC), srcT, total, k.mul(bs, w));
     rewriter.eraseOp(op);
     return success();
   }
-
-  gpu::GPUModuleOp kernels;
-  GPUKernelOptions options;
 };
 } // namespace
 

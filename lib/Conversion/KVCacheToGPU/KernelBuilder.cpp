@@ -154,6 +154,31 @@ std::pair<Value, Value> KernelBuilder::blockExclusiveScan(Value v,
   return {exclusive, blockTotal};
 }
 
+Value KernelBuilder::scanRounds(
+    Value numItems, llvm::function_ref<Value(Value, Value)> count,
+    llvm::function_ref<void(Value, Value, Value, Value)> emit) {
+  Value scratch = sharedMemory((kernel.getName() + "_scan").str(),
+                               LLVM::LLVMArrayType::get(b.getI32Type(), 32),
+                               /*external=*/false);
+  Value tid = threadId();
+  Value zero = i64(0);
+  return forLoopCarried(zero, numItems, i64(blockSize), zero,
+                        [&](Value base, Value carry) {
+    Value i = add(base, tid);
+    Value active = cmp(arith::CmpIPredicate::slt, i, numItems);
+    Value n = count(i, active);
+    auto [excl, blockTotal] = blockExclusiveScan(toI32(n), scratch);
+    emit(i, active, n, add(carry, toI64(excl)));
+    return add(carry, toI64(blockTotal));
+  });
+}
+
+void KernelBuilder::zeroFill(Value base, Type elt, Value from, Value to) {
+  Value zero = i64(0);
+  forLoop(add(from, threadId()), to, i64(blockSize),
+          [&](Value e) { storeI64(base, elt, e, zero); });
+}
+
 void KernelBuilder::recordError(Value status, int64_t code, Value entry,
                                 Value value, Value bound) {
   Type i64T = b.getI64Type();

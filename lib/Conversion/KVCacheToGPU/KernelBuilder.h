@@ -64,6 +64,17 @@ public:
   /// 32 i32. Returns {exclusive prefix, block total}, both i32.
   std::pair<Value, Value> blockExclusiveScan(Value v, Value scratch);
 
+  /// The skeleton of the one-block stages: items [0, numItems) in rounds of
+  /// one per thread; `count(i, active)` gives item i's output count (0 for an
+  /// idle thread), a block scan chained over the rounds gives its first
+  /// output position, `emit(i, active, count, offset)` writes its outputs.
+  /// Returns the total count.
+  Value scanRounds(Value numItems,
+                   llvm::function_ref<Value(Value, Value)> count,
+                   llvm::function_ref<void(Value, Value, Value, Value)> emit);
+  /// base[e] = 0 for e in [from, to), spread over the block's threads.
+  void zeroFill(Value base, Type elt, Value from, Value to);
+
   /// Records a violation in the status record at `status` unless one is
   /// recorded already (atomic compare-and-swap on the code field).
   void recordError(Value status, int64_t code, Value entry, Value value,

@@ -27,10 +27,8 @@ constexpr uint64_t kHashMultiplier = 0x9E3779B97F4A7C15ull;
 /// Parameters shared by the kernels of one move, in this order.
 enum { TABLE, SRC, TGT, WS, STATUS, N, B };
 
-struct MoveRowsToKernels : OpRewritePattern<MoveRowsOp> {
-  MoveRowsToKernels(MLIRContext *ctx, gpu::GPUModuleOp kernels,
-                    const GPUKernelOptions &options)
-      : OpRewritePattern(ctx), kernels(kernels), options(options) {}
+struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
+  using KernelPattern::KernelPattern;
 
   SmallVector<KernelParam> params(MoveRowsOp op, bool withB) const {
     using P = KernelParam;
@@ -573,9 +571,6 @@ struct MoveRowsToKernels : OpRewritePattern<MoveRowsOp> {
     rewriter.eraseOp(op);
     return success();
   }
-
-  gpu::GPUModuleOp kernels;
-  GPUKernelOptions options;
 };
 } // namespace
 

@@ -24,6 +24,17 @@ void populateMoveRowsToGPUPattern(RewritePatternSet &patterns,
                                   gpu::GPUModuleOp kernels,
                                   const GPUKernelOptions &options);
 
+/// Base of the per-op patterns: each builds its kernels into `kernels`.
+template <typename OpTy>
+struct KernelPattern : OpRewritePattern<OpTy> {
+  KernelPattern(MLIRContext *ctx, gpu::GPUModuleOp kernels,
+                const GPUKernelOptions &options)
+      : OpRewritePattern<OpTy>(ctx), kernels(kernels), options(options) {}
+
+  gpu::GPUModuleOp kernels;
+  GPUKernelOptions options;
+};
+
 /// `<enclosing function>_<stage>`, made unique within `kernels`.
 std::string getKernelName(Operation *op, StringRef stage,
                           gpu::GPUModuleOp kernels);

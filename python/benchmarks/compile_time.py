@@ -5,7 +5,7 @@ Times `specc FILE --emit=cubin --chip=CHIP` end to end (process start, parse,
 lowering, NVPTX, ptxas) for each file in kernels/, and also the PTX step
 alone. Prints a table and the per-kernel cost (kernels in the file's
 manifest). Run on the machine that compiles; results go to
-benchmarks/results/compile_time.md by hand, with the date and machine.
+python/benchmarks/results/compile_time.md by hand, with the date and machine.
 """
 
 import argparse
@@ -14,7 +14,7 @@ import statistics
 import subprocess
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def timed(cmd, repeats):
