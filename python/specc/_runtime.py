@@ -188,6 +188,9 @@ class Mover:
                                                 stream, int(sync))
         if rc != SUCCESS:
             _raise(rc, self, stream)
+        # The runtime grows its scratch to the batch on demand.
+        self.capacity = max(self.capacity,
+                            args.accept_index.shape[0] * args.accept_index.shape[1])
 
     def read_status(self, stream: int = 0) -> Tuple[int, int, int, int]:
         out = (ctypes.c_int64 * 4)()

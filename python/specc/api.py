@@ -101,6 +101,18 @@ def _kv_buffers(kv_buffers: Sequence[Any], device: int) -> List[Tuple[int, int, 
     return desc
 
 
+def _check_ready_for_capture(device: int, entries: int,
+                             buffers: List[Tuple[int, int, int]]) -> None:
+    """Inside CUDA-graph capture nothing may load kernels, allocate or upload:
+    the mover must exist, hold `entries` and know the buffers already."""
+    m = _movers.get(device)
+    if m is None or m.capacity < entries or m._buffers != tuple(buffers):
+        raise rt.SpeccError(
+            "specc is not ready for CUDA-graph capture on device "
+            f"{device}: call specc.prepare({device}, max_entries>={entries}, "
+            "kv_buffers) (or run the move once) before capturing")
+
+
 def _data_ptr(x: Any) -> int:
     return x.data_ptr() if _is_torch(x) else x.ctypes.data
 
@@ -176,12 +188,14 @@ def move_accept_tokens_to_target_kvcache(
         setattr(args, name, _index_tensor(t, name, rank, int32_only=name == "req_to_token"))
     buffers = _kv_buffers(kv_buffers, device)
     entries = int(accept_index.shape[0]) * int(accept_index.shape[1])
-    m = _mover(device, entries)
     stream = 0
     if device != rt.DEVICE_CPU:
         import torch
 
         stream = torch.cuda.current_stream(device).cuda_stream
+        if torch.cuda.is_current_stream_capturing():
+            _check_ready_for_capture(device, entries, buffers)
+    m = _mover(device, entries)
     m.set_buffers(buffers)
     _last["mover"], _last["stream"] = m, stream
     m.move(args, stream, sync=check)
