@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../Common/RequestBounds.h"
 #include "KernelBuilder.h"
 #include "Patterns.h"
 
@@ -61,31 +62,12 @@ struct AssignTargetsToKernel : KernelPattern<AssignTargetsOp> {
           return a;
         Value r = k.loadI64(k.param(RPI), rpiT, i);
         Value s = k.loadI64(k.param(SEQ), seqT, i);
-        Value end = k.add(s, a);
-        Value badDrafts = k.cmp(CmpIPredicate::slt, a, one);
-        Value badReq = k.outside(r, zero, maxReqs);
-        Value badSeq = k.bitOr(k.cmp(CmpIPredicate::slt, s, zero),
-                               k.cmp(CmpIPredicate::sgt, end, poolLen));
-        Value bad = k.bitOr(badDrafts, k.bitOr(badReq, badSeq));
+        RequestBounds bounds(k, r, s, a, maxReqs, poolLen);
+        Value bad = bounds.bad;
         k.ifThen(bad, [&] {
-          k.ifThenElse(
-              badDrafts,
-              [&] {
-                k.recordError(status, KVCACHE_ERR_NEGATIVE_DRAFTS, i,
-                              k.sub(a, one), zero);
-              },
-              [&] {
-                k.ifThenElse(
-                    badReq,
-                    [&] {
-                      k.recordError(status, KVCACHE_ERR_REQ_POOL_INDEX, i, r,
-                                    maxReqs);
-                    },
-                    [&] {
-                      k.recordError(status, KVCACHE_ERR_SEQ_RANGE, i, end,
-                                    poolLen);
-                    });
-              });
+          bounds.recordFirst([&](int64_t code, Value value, Value bound) {
+            k.recordError(status, code, i, value, bound);
+          });
         });
         return k.select(bad, zero, a);
       }, [&]() -> Value { return zero; });

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../Common/Emitter.h"
+#include "../Common/RequestBounds.h"
 #include "Conversion/Passes.h"
 
 #include "KVCache/IR/KVCache.h"
@@ -113,34 +114,15 @@ struct AssignTargetsToLoops : OpRewritePattern<AssignTargetsOp> {
         write();
         return e.add(off, acc);
       }
-      Value end = e.add(s, acc);
-      Value badDrafts = e.cmp(CmpIPredicate::slt, acc, one);
-      Value badReq = e.outside(r, zero, maxReqs);
-      Value badSeq = e.bitOr(e.cmp(CmpIPredicate::slt, s, zero),
-                             e.cmp(CmpIPredicate::sgt, end, poolLen));
-      Value bad = e.bitOr(badDrafts, e.bitOr(badReq, badSeq));
+      RequestBounds bounds(e, r, s, acc, maxReqs, poolLen);
+      Value bad = bounds.bad;
       Value overflow = e.cmp(CmpIPredicate::sgt, e.add(off, acc), size);
       e.ifThenElse(
           bad,
           [&] {
-            e.ifThenElse(
-                badDrafts,
-                [&] {
-                  e.recordError(status, KVCACHE_ERR_NEGATIVE_DRAFTS, i,
-                                e.sub(acc, one), zero);
-                },
-                [&] {
-                  e.ifThenElse(
-                      badReq,
-                      [&] {
-                        e.recordError(status, KVCACHE_ERR_REQ_POOL_INDEX, i, r,
-                                      maxReqs);
-                      },
-                      [&] {
-                        e.recordError(status, KVCACHE_ERR_SEQ_RANGE, i, end,
-                                      poolLen);
-                      });
-                });
+            bounds.recordFirst([&](int64_t code, Value value, Value bound) {
+              e.recordError(status, code, i, value, bound);
+            });
           },
           [&] {
             e.ifThenElse(
