@@ -4,7 +4,7 @@
 # the Python package, run the GPU tests on the cubin path and again on the
 # PTX (JIT) path, run compute-sanitizer over a KV move, and run the benchmark.
 # Writes logs and a summary to $OUT (default ./device-out); prints the summary
-# last (at most 8 files, the limit of what a device call returns).
+# last, in a handful of files.
 # Usage: scripts/device.sh [ARTIFACT_DIR]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -9,7 +9,9 @@
  * A `specc_mover` owns everything a call needs (the device's kernels, the
  * slot lists, the workspace, the status record and the buffer table), so a
  * call allocates nothing, never synchronises unless asked to, and can be
- * captured in a CUDA graph and replayed with new index values.
+ * captured in a CUDA graph and replayed with new index values. A mover serves
+ * one thread at a time; use one mover per stream that runs moves
+ * concurrently (they share no scratch).
  *===----------------------------------------------------------------------===*/
 
 #ifndef SPECC_RUNTIME_H
