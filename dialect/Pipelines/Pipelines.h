@@ -25,6 +25,12 @@ struct GPUPipelineOptions : mlir::PassPipelineOptions<GPUPipelineOptions> {
                            llvm::cl::init("sm_90")};
   Option<int> optLevel{*this, "opt-level", llvm::cl::desc("LLVM optimisation level of the NVPTX backend"),
                        llvm::cl::init(3)};
+  Option<int64_t> scanBlockSize{*this, "scan-block-size",
+                                llvm::cl::desc("Threads of the one-block kernels"),
+                                llvm::cl::init(512)};
+  Option<int64_t> copyBlockSize{*this, "copy-block-size",
+                                llvm::cl::desc("Threads of a row-move block"),
+                                llvm::cl::init(256)};
   Option<int64_t> tileBytes{*this, "tile-bytes", llvm::cl::desc("Row bytes a row-move block owns"),
                             llvm::cl::init(64)};
   Option<int64_t> stagingBytes{*this, "staging-bytes",

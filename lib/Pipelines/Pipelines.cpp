@@ -33,6 +33,8 @@ bool specc::isSupportedChip(llvm::StringRef chip) {
 void specc::buildKVCacheToGPUKernels(OpPassManager &pm,
                                      const GPUPipelineOptions &options) {
   kvcache::KVCacheToGPUOptions o;
+  o.scanBlockSize = options.scanBlockSize;
+  o.copyBlockSize = options.copyBlockSize;
   o.tileBytes = options.tileBytes;
   o.stagingBytes = options.stagingBytes;
   pm.addPass(kvcache::createKVCacheToGPU(o));
@@ -71,10 +73,25 @@ void specc::buildHostPipeline(OpPassManager &pm) {
 }
 
 void specc::registerPipelines() {
-  PassPipelineRegistration<GPUPipelineOptions>(
+  // Registered by hand rather than through PassPipelineRegistration so that
+  // an unsupported chip is an error, not sm_70 code.
+  registerPassPipeline(
       "specc-gpu-pipeline",
       "kvcache ops to GPU kernels in the NVVM/LLVM dialect with an NVVM target",
-      buildGPUPipeline);
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        GPUPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (!isSupportedChip(options.chip))
+          return errorHandler("specc-gpu-pipeline: unsupported chip '" +
+                              options.chip + "' (sm_80, sm_86, sm_89, sm_90)");
+        buildGPUPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(GPUPipelineOptions());
+      });
   PassPipelineRegistration<>(
       "specc-host-pipeline", "kvcache ops to host loops in the LLVM dialect",
       buildHostPipeline);

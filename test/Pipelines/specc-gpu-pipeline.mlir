@@ -8,6 +8,11 @@
 // RUN:   --implicit-check-not=gpu.return --implicit-check-not=gpu.barrier --implicit-check-not=gpu.shuffle \
 // RUN:   --implicit-check-not=gpu.thread_id --implicit-check-not=gpu.block_id \
 // RUN:   --implicit-check-not=unrealized_conversion_cast --implicit-check-not="kvcache.{{(assign_targets|compact_sources|move_rows)}}"
+// RUN: not specc-opt %s --specc-gpu-pipeline="chip=sm_70" 2>&1 | FileCheck %s --check-prefix=BADCHIP
+// RUN: specc-opt %s --specc-gpu-pipeline="scan-block-size=256 copy-block-size=128" | FileCheck %s --check-prefix=BLOCKS
+// BADCHIP: error: specc-gpu-pipeline: unsupported chip 'sm_70' (sm_80, sm_86, sm_89, sm_90)
+// BLOCKS: kvcache.launch = {block = 256 : i64, grid = "single"}
+// BLOCKS: kvcache.launch = {block = 128 : i64, {{.*}}grid = "row_tiles_x_buffers"
 // RUN: specc-opt %s --specc-gpu-pipeline="chip=sm_80" | FileCheck %s --check-prefixes=CHECK,SM80 \
 // RUN:   --implicit-check-not=scf. --implicit-check-not=gpu.func --implicit-check-not=sm_90
 // RUN: specc-opt %s --specc-gpu-pipeline="chip=sm_86 opt-level=1 tile-bytes=128 staging-bytes=65536" \
