@@ -1,4 +1,5 @@
-//===- KVCacheABI.h - facts shared by the lowering and the runtime -*- C -*-===//
+//===- KVCacheABI.h - facts shared by the lowering and the runtime -*- C
+//-*-===//
 //
 // The binary contracts of the kvcache dialect that both the compiler (which
 // generates code against them) and the MLIR-free runtime (which allocates and
@@ -34,7 +35,8 @@ enum KVCacheStatusCode {
   KVCACHE_ERR_NEGATIVE_DRAFTS = 2,
   /// seq_lens[entry] + acc = value exceeds bound = pool_len (or seq_lens < 0).
   KVCACHE_ERR_SEQ_RANGE = 3,
-  /// accept_index flat entry holds value outside [0, bound = len(out_cache_loc)).
+  /// accept_index flat entry holds value outside [0, bound =
+  /// len(out_cache_loc)).
   KVCACHE_ERR_ACCEPT_INDEX = 4,
   /// Row entry of accept_index has value non-sentinel entries, bound = acc.
   KVCACHE_ERR_ACCEPT_COUNT = 5,

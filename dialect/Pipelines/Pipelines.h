@@ -21,21 +21,27 @@ namespace specc {
 
 /// Options of the GPU pipeline (also the options of `specc-gpu-pipeline`).
 struct GPUPipelineOptions : mlir::PassPipelineOptions<GPUPipelineOptions> {
-  Option<std::string> chip{*this, "chip", llvm::cl::desc("NVIDIA chip (sm_80, sm_86, sm_89, sm_90)"),
-                           llvm::cl::init("sm_90")};
-  Option<int> optLevel{*this, "opt-level", llvm::cl::desc("LLVM optimisation level of the NVPTX backend"),
-                       llvm::cl::init(3)};
-  Option<int64_t> scanBlockSize{*this, "scan-block-size",
-                                llvm::cl::desc("Threads of the one-block kernels"),
-                                llvm::cl::init(512)};
+  Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("NVIDIA chip (sm_80, sm_86, sm_89, sm_90)"),
+      llvm::cl::init("sm_90")};
+  Option<int> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("LLVM optimisation level of the NVPTX backend"),
+      llvm::cl::init(3)};
+  Option<int64_t> scanBlockSize{
+      *this, "scan-block-size",
+      llvm::cl::desc("Threads of the one-block kernels"), llvm::cl::init(512)};
   Option<int64_t> copyBlockSize{*this, "copy-block-size",
                                 llvm::cl::desc("Threads of a row-move block"),
                                 llvm::cl::init(256)};
-  Option<int64_t> tileBytes{*this, "tile-bytes", llvm::cl::desc("Row bytes a row-move block owns"),
+  Option<int64_t> tileBytes{*this, "tile-bytes",
+                            llvm::cl::desc("Row bytes a row-move block owns"),
                             llvm::cl::init(64)};
-  Option<int64_t> stagingBytes{*this, "staging-bytes",
-                               llvm::cl::desc("Shared memory a row-move block stages overlapping rows in"),
-                               llvm::cl::init(98304)};
+  Option<int64_t> stagingBytes{
+      *this, "staging-bytes",
+      llvm::cl::desc(
+          "Shared memory a row-move block stages overlapping rows in"),
+      llvm::cl::init(98304)};
 };
 
 /// Chips specc generates code for.
@@ -49,7 +55,8 @@ void buildKVCacheToGPUKernels(mlir::OpPassManager &pm,
 void buildGPUKernelsToNVVM(mlir::OpPassManager &pm,
                            const GPUPipelineOptions &options);
 /// Both stages: `specc-gpu-pipeline`.
-void buildGPUPipeline(mlir::OpPassManager &pm, const GPUPipelineOptions &options);
+void buildGPUPipeline(mlir::OpPassManager &pm,
+                      const GPUPipelineOptions &options);
 
 /// kvcache ops -> host loops -> LLVM dialect: `specc-host-pipeline`.
 void buildHostPipeline(mlir::OpPassManager &pm);

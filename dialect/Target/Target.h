@@ -1,4 +1,5 @@
-//===- Target.h - from lowered IR to PTX, cubin and host objects -*- C++ -*-===//
+//===- Target.h - from lowered IR to PTX, cubin and host objects -*- C++
+//-*-===//
 //
 // The last steps of specc's pipelines: the launch manifest of the generated
 // kernels, PTX through MLIR's NVVM target (LLVM's NVPTX backend), cubin
@@ -49,11 +50,9 @@ mlir::FailureOr<std::string> emitPTX(mlir::ModuleOp module);
 std::string findPtxas(llvm::StringRef explicitPath);
 /// Assembles `ptx` for `chip` with ptxas. On failure, `error` holds the
 /// command that reproduces it (the PTX file is kept) and ptxas's log.
-mlir::FailureOr<std::string> assemblePTX(llvm::StringRef ptx,
-                                         llvm::StringRef chip,
-                                         llvm::StringRef ptxas,
-                                         std::string &error,
-                                         std::string *log = nullptr);
+mlir::FailureOr<std::string>
+assemblePTX(llvm::StringRef ptx, llvm::StringRef chip, llvm::StringRef ptxas,
+            std::string &error, std::string *log = nullptr);
 
 /// LLVM IR of a host-lowered module, as text.
 mlir::FailureOr<std::string> translateHostToLLVMIR(mlir::ModuleOp module);

@@ -92,7 +92,7 @@ void specc::registerPipelines() {
       [](function_ref<void(const detail::PassOptions &)> optHandler) {
         optHandler(GPUPipelineOptions());
       });
-  PassPipelineRegistration<>(
-      "specc-host-pipeline", "kvcache ops to host loops in the LLVM dialect",
-      buildHostPipeline);
+  PassPipelineRegistration<>("specc-host-pipeline",
+                             "kvcache ops to host loops in the LLVM dialect",
+                             buildHostPipeline);
 }

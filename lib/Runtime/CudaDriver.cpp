@@ -30,7 +30,8 @@ Loaded load() {
   }
   bool missing = false;
   auto bind = [&](auto &fn, const char *name) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+        dlsym(lib, name));
     if (!fn && !missing) {
       missing = true;
       l.error = std::string("libcuda.so.1 lacks ") + name +
@@ -89,7 +90,7 @@ std::string specc::cuda::describe(const Driver &d, CUresult rc,
     d.cuGetErrorName(rc, &name);
   if (d.cuGetErrorString)
     d.cuGetErrorString(rc, &text);
-  return std::string(call) + "(" + what + "): " +
-         (name ? name : ("CUDA error " + std::to_string(rc)).c_str()) +
+  return std::string(call) + "(" + what +
+         "): " + (name ? name : ("CUDA error " + std::to_string(rc)).c_str()) +
          (text ? std::string(" (") + text + ")" : std::string());
 }

@@ -11,8 +11,8 @@
 
 #include <cstdio>
 
-std::vector<specc::LaunchInfo>
-specc::parseManifest(const EmbeddedFile &file, std::string &error) {
+std::vector<specc::LaunchInfo> specc::parseManifest(const EmbeddedFile &file,
+                                                    std::string &error) {
   std::vector<LaunchInfo> result;
   std::string text(reinterpret_cast<const char *>(file.data), file.size);
   size_t pos = 0;

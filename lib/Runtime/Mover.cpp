@@ -12,8 +12,8 @@
 
 #include "CudaDriver.h"
 #include "HostKernels.h"
-#include "KernelImages.h"
 #include "KVCache/KVCacheABI.h"
+#include "KernelImages.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -40,7 +40,9 @@ int fail(int code, std::string message) {
 }
 
 const char *dtypeName(int dtype) {
-  return dtype == SPECC_INT32 ? "int32" : dtype == SPECC_INT64 ? "int64" : "unknown";
+  return dtype == SPECC_INT32   ? "int32"
+         : dtype == SPECC_INT64 ? "int64"
+                                : "unknown";
 }
 const char *suffix(int dtype) { return dtype == SPECC_INT32 ? "i32" : "i64"; }
 
@@ -76,7 +78,8 @@ bool validate(const specc_move_args &a, std::string &error) {
   if (!checkTensor(a.req_pool_indices, "req_pool_indices", 1, false, error) ||
       !checkTensor(a.req_to_token, "req_to_token", 2, true, error) ||
       !checkTensor(a.seq_lens, "seq_lens", 1, false, error) ||
-      !checkTensor(a.num_correct_drafts, "num_correct_drafts", 1, false, error) ||
+      !checkTensor(a.num_correct_drafts, "num_correct_drafts", 1, false,
+                   error) ||
       !checkTensor(a.accept_index, "accept_index", 2, false, error) ||
       !checkTensor(a.out_cache_loc, "out_cache_loc", 1, false, error))
     return false;
@@ -139,8 +142,9 @@ struct specc_mover {
 
   ~specc_mover();
   int check(CUresult rc, const char *call, const std::string &what) {
-    return rc == CUDA_SUCCESS ? SPECC_SUCCESS
-                              : fail(SPECC_ERROR_CUDA, describe(*drv, rc, call, what));
+    return rc == CUDA_SUCCESS
+               ? SPECC_SUCCESS
+               : fail(SPECC_ERROR_CUDA, describe(*drv, rc, call, what));
   }
   int allocate(int64_t entries);
   int loadKernels();
@@ -197,11 +201,14 @@ int specc_mover::allocate(int64_t entries) {
       *p = 0;
     }
   std::string what = std::to_string(entries) + " entries";
-  if (int rc = check(drv->cuMemAlloc(&targets, 8 * entries), "cuMemAlloc", "targets, " + what))
+  if (int rc = check(drv->cuMemAlloc(&targets, 8 * entries), "cuMemAlloc",
+                     "targets, " + what))
     return rc;
-  if (int rc = check(drv->cuMemAlloc(&sources, 8 * entries), "cuMemAlloc", "sources, " + what))
+  if (int rc = check(drv->cuMemAlloc(&sources, 8 * entries), "cuMemAlloc",
+                     "sources, " + what))
     return rc;
-  if (int rc = check(drv->cuMemAlloc(&workspace, wsBytes), "cuMemAlloc", "workspace, " + what))
+  if (int rc = check(drv->cuMemAlloc(&workspace, wsBytes), "cuMemAlloc",
+                     "workspace, " + what))
     return rc;
   if (!status)
     if (int rc = check(drv->cuMemAlloc(&status, 8 * KVCACHE_STATUS_FIELDS),
@@ -213,11 +220,13 @@ int specc_mover::allocate(int64_t entries) {
 
 int specc_mover::loadKernels() {
   int major = 0, minor = 0;
-  if (int rc = check(drv->cuDeviceGetAttribute(
-                         &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
-                     "cuDeviceGetAttribute", "compute capability"))
+  if (int rc =
+          check(drv->cuDeviceGetAttribute(
+                    &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+                "cuDeviceGetAttribute", "compute capability"))
     return rc;
-  drv->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  drv->cuDeviceGetAttribute(&minor,
+                            CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
   const char *force = std::getenv("SPECC_FORCE_PTX");
   bool forcePtx = force && *force && std::strcmp(force, "0") != 0;
   EmbeddedFile image = ptx();
@@ -233,7 +242,8 @@ int specc_mover::loadKernels() {
   std::vector<char> log(8192, 0);
   int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *values[] = {log.data(), reinterpret_cast<void *>(log.size())};
-  CUresult rc = drv->cuModuleLoadDataEx(&module, image.data, 2, options, values);
+  CUresult rc =
+      drv->cuModuleLoadDataEx(&module, image.data, 2, options, values);
   if (rc != CUDA_SUCCESS)
     return fail(SPECC_ERROR_CUDA,
                 describe(*drv, rc, "cuModuleLoadDataEx",
@@ -243,17 +253,20 @@ int specc_mover::loadKernels() {
   std::string error;
   std::vector<LaunchInfo> infos = parseManifest(manifest(), error);
   if (infos.empty())
-    return fail(SPECC_ERROR_CUDA, error.empty() ? "empty kernel manifest" : error);
+    return fail(SPECC_ERROR_CUDA,
+                error.empty() ? "empty kernel manifest" : error);
   for (const LaunchInfo &info : infos) {
     CUfunction fn;
-    if (int rc2 = check(drv->cuModuleGetFunction(&fn, module, info.name.c_str()),
-                        "cuModuleGetFunction", info.name))
+    if (int rc2 =
+            check(drv->cuModuleGetFunction(&fn, module, info.name.c_str()),
+                  "cuModuleGetFunction", info.name))
       return rc2;
     if (info.sharedMemory > 48 * 1024)
-      if (int rc2 = check(drv->cuFuncSetAttribute(
-                              fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                              static_cast<int>(info.sharedMemory)),
-                          "cuFuncSetAttribute", info.name))
+      if (int rc2 =
+              check(drv->cuFuncSetAttribute(
+                        fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        static_cast<int>(info.sharedMemory)),
+                    "cuFuncSetAttribute", info.name))
         return rc2;
     kernels[info.name] = {fn, info};
   }
@@ -264,10 +277,12 @@ int specc_mover::launch(const std::string &name, unsigned gridX, unsigned gridY,
                         CUstream stream, std::vector<void *> args) {
   auto it = kernels.find(name);
   if (it == kernels.end())
-    return fail(SPECC_ERROR_CUDA, "kernel " + name + " is not in the kernel image");
+    return fail(SPECC_ERROR_CUDA,
+                "kernel " + name + " is not in the kernel image");
   const LaunchInfo &info = it->second.second;
-  return check(drv->cuLaunchKernel(it->second.first, gridX, gridY, 1, info.block,
-                                   1, 1, static_cast<unsigned>(info.sharedMemory),
+  return check(drv->cuLaunchKernel(it->second.first, gridX, gridY, 1,
+                                   info.block, 1, 1,
+                                   static_cast<unsigned>(info.sharedMemory),
                                    stream, args.data(), nullptr),
                "cuLaunchKernel", name);
 }
@@ -301,7 +316,8 @@ int specc_mover_create(int device, int64_t max_entries, specc_mover **out) {
                         "device " + std::to_string(device)))
     return rc;
   if (int rc = m->check(drv->cuDevicePrimaryCtxRetain(&m->ctx, m->dev),
-                        "cuDevicePrimaryCtxRetain", "device " + std::to_string(device)))
+                        "cuDevicePrimaryCtxRetain",
+                        "device " + std::to_string(device)))
     return rc;
   ContextScope scope(m.get());
   if (int rc = m->loadKernels())
@@ -347,9 +363,9 @@ int specc_mover_set_buffers(specc_mover *m, const specc_kv_buffer *buffers,
       m->tableCapacity = num_buffers;
     }
     if (!table.empty())
-      if (int rc = m->check(m->drv->cuMemcpyHtoD(m->dtable, table.data(),
-                                                 8 * table.size()),
-                            "cuMemcpyHtoD", "buffer table"))
+      if (int rc = m->check(
+              m->drv->cuMemcpyHtoD(m->dtable, table.data(), 8 * table.size()),
+              "cuMemcpyHtoD", "buffer table"))
         return rc;
   }
   m->table = std::move(table);
@@ -361,7 +377,8 @@ int specc_mover_set_buffers(specc_mover *m, const specc_kv_buffer *buffers,
 int specc_move_accept_tokens(specc_mover *m, const specc_move_args *a,
                              void *streamPtr, int sync) {
   if (!m || !a)
-    return fail(SPECC_ERROR_INVALID_ARGUMENT, "mover and args must not be null");
+    return fail(SPECC_ERROR_INVALID_ARGUMENT,
+                "mover and args must not be null");
   std::string error;
   if (!validate(*a, error))
     return fail(SPECC_ERROR_INVALID_ARGUMENT, error);
@@ -393,7 +410,8 @@ int specc_move_accept_tokens(specc_mover *m, const specc_move_args *a,
     MemRef<1> tgt = v1(m->hostTargets.data(), n);
     MemRef<1> src = v1(m->hostSources.data(), n);
     MemRef<1> st = v1(m->hostStatus.data(), KVCACHE_STATUS_FIELDS);
-    MemRef<2> table = v2(m->table.data(), m->numBuffers, KVCACHE_BUFFER_COLUMNS);
+    MemRef<2> table =
+        v2(m->table.data(), m->numBuffers, KVCACHE_BUFFER_COLUMNS);
     MemRef<1> ws = v1(m->hostWorkspace.data(), m->hostWorkspace.size());
     host::assignTargets(rpiT, ncdT)(&rpi, &r2t, &seq, &ncd, &tgt, &st);
     host::compactSources(accT, oclT, ncdT)(&acc, &ocl, &ncd, &src, &st);
@@ -412,16 +430,19 @@ int specc_move_accept_tokens(specc_mover *m, const specc_move_args *a,
     return rc;
   if (n > m->capacity) {
     if (capturing != CU_STREAM_CAPTURE_STATUS_NONE)
-      return fail(SPECC_ERROR_CAPTURING,
-                  "bs * W = " + std::to_string(n) + " exceeds the mover's scratch (" +
-                      std::to_string(m->capacity) +
-                      " entries) while the stream is capturing; create the mover "
-                      "with max_entries >= " + std::to_string(n) + " before capture");
+      return fail(
+          SPECC_ERROR_CAPTURING,
+          "bs * W = " + std::to_string(n) + " exceeds the mover's scratch (" +
+              std::to_string(m->capacity) +
+              " entries) while the stream is capturing; create the mover "
+              "with max_entries >= " +
+              std::to_string(n) + " before capture");
     if (int rc = m->allocate(n))
       return rc;
   }
-  if (int rc = m->check(d.cuMemsetD8Async(m->status, 0, 8 * KVCACHE_STATUS_FIELDS, stream),
-                        "cuMemsetD8Async", "status"))
+  if (int rc = m->check(
+          d.cuMemsetD8Async(m->status, 0, 8 * KVCACHE_STATUS_FIELDS, stream),
+          "cuMemsetD8Async", "status"))
     return rc;
 
   auto ptr = [](const specc_tensor &t) {
@@ -430,7 +451,8 @@ int specc_move_accept_tokens(specc_mover *m, const specc_move_args *a,
   CUdeviceptr rpi = ptr(a->req_pool_indices), r2t = ptr(a->req_to_token);
   CUdeviceptr seq = ptr(a->seq_lens), ncd = ptr(a->num_correct_drafts);
   CUdeviceptr acc = ptr(a->accept_index), ocl = ptr(a->out_cache_loc);
-  int64_t maxReqs = a->req_to_token.shape[0], poolLen = a->req_to_token.shape[1];
+  int64_t maxReqs = a->req_to_token.shape[0],
+          poolLen = a->req_to_token.shape[1];
   int64_t nOcl = a->out_cache_loc.shape[0], numBuffers = m->numBuffers;
 
   std::string assign = std::string("assign_targets_") + suffix(rpiT) + "_" +
@@ -441,8 +463,9 @@ int specc_move_accept_tokens(specc_mover *m, const specc_move_args *a,
     return rc;
   std::string compact = std::string("compact_sources_") + suffix(accT) + "_" +
                         suffix(oclT) + "_" + suffix(ncdT) + "_compact_sources";
-  if (int rc = m->launch(compact, 1, 1, stream,
-                         {&acc, &ocl, &ncd, &m->sources, &m->status, &bs, &w, &nOcl}))
+  if (int rc = m->launch(
+          compact, 1, 1, stream,
+          {&acc, &ocl, &ncd, &m->sources, &m->status, &bs, &w, &nOcl}))
     return rc;
   if (numBuffers > 0 && n > 0) {
     // Small batches: one stage-all launch (every moved tile through shared
@@ -451,9 +474,10 @@ int specc_move_accept_tokens(specc_mover *m, const specc_move_args *a,
     int64_t stageAllEntries =
         stageAll.tileBytes ? stageAll.sharedMemory / stageAll.tileBytes : 0;
     bool small = n <= std::min<int64_t>(stageAllEntries, kStageAllMaxEntries);
-    const LaunchInfo &tiled = small ? stageAll : m->kernels["move_rows_move_copy"].second;
-    unsigned tiles = static_cast<unsigned>((m->maxRowBytes + tiled.tileBytes - 1) /
-                                           tiled.tileBytes);
+    const LaunchInfo &tiled =
+        small ? stageAll : m->kernels["move_rows_move_copy"].second;
+    unsigned tiles = static_cast<unsigned>(
+        (m->maxRowBytes + tiled.tileBytes - 1) / tiled.tileBytes);
     if (small) {
       if (int rc = m->launch("move_rows_move_stage_all", tiles,
                              static_cast<unsigned>(numBuffers), stream,
@@ -462,13 +486,13 @@ int specc_move_accept_tokens(specc_mover *m, const specc_move_args *a,
         return rc;
     } else {
       if (int rc = m->launch("move_rows_move_plan", 1, 1, stream,
-                             {&m->dtable, &m->sources, &m->targets, &m->workspace,
-                              &m->status, &n, &numBuffers}))
+                             {&m->dtable, &m->sources, &m->targets,
+                              &m->workspace, &m->status, &n, &numBuffers}))
         return rc;
       if (int rc = m->launch("move_rows_move_copy", tiles,
                              static_cast<unsigned>(numBuffers), stream,
-                             {&m->dtable, &m->sources, &m->targets, &m->workspace,
-                              &m->status, &n}))
+                             {&m->dtable, &m->sources, &m->targets,
+                              &m->workspace, &m->status, &n}))
         return rc;
     }
   }
@@ -490,17 +514,20 @@ int specc_mover_read_status(specc_mover *m, void *stream, int64_t out[4]) {
     return SPECC_SUCCESS;
   }
   ContextScope scope(m);
-  if (int rc = m->check(m->drv->cuStreamSynchronize(static_cast<CUstream>(stream)),
-                        "cuStreamSynchronize", "reading the status record"))
+  if (int rc =
+          m->check(m->drv->cuStreamSynchronize(static_cast<CUstream>(stream)),
+                   "cuStreamSynchronize", "reading the status record"))
     return rc;
-  return m->check(m->drv->cuMemcpyDtoH(out, m->status, 8 * KVCACHE_STATUS_FIELDS),
-                  "cuMemcpyDtoH", "status");
+  return m->check(
+      m->drv->cuMemcpyDtoH(out, m->status, 8 * KVCACHE_STATUS_FIELDS),
+      "cuMemcpyDtoH", "status");
 }
 
 int specc_mover_read_slots(specc_mover *m, void *stream, int64_t *targets,
                            int64_t *sources, int64_t n) {
   if (!m || n < 0 || n > m->capacity || (n > 0 && (!targets || !sources)))
-    return fail(SPECC_ERROR_INVALID_ARGUMENT, "invalid mover, buffers or count");
+    return fail(SPECC_ERROR_INVALID_ARGUMENT,
+                "invalid mover, buffers or count");
   if (!m->drv) {
     std::copy_n(m->hostTargets.begin(), n, targets);
     std::copy_n(m->hostSources.begin(), n, sources);
@@ -509,8 +536,9 @@ int specc_mover_read_slots(specc_mover *m, void *stream, int64_t *targets,
   if (n == 0)
     return SPECC_SUCCESS;
   ContextScope scope(m);
-  if (int rc = m->check(m->drv->cuStreamSynchronize(static_cast<CUstream>(stream)),
-                        "cuStreamSynchronize", "reading the slot lists"))
+  if (int rc =
+          m->check(m->drv->cuStreamSynchronize(static_cast<CUstream>(stream)),
+                   "cuStreamSynchronize", "reading the slot lists"))
     return rc;
   if (int rc = m->check(m->drv->cuMemcpyDtoH(targets, m->targets, 8 * n),
                         "cuMemcpyDtoH", "targets"))
@@ -527,31 +555,55 @@ const char *specc_status_message(const int64_t s[4], char *buf, int64_t len) {
     std::snprintf(buf, len, "no violation");
     break;
   case KVCACHE_ERR_REQ_POOL_INDEX:
-    std::snprintf(buf, len, "req_pool_indices[%lld] = %lld is outside [0, %lld) (rows of req_to_token)", e, v, b);
+    std::snprintf(buf, len,
+                  "req_pool_indices[%lld] = %lld is outside [0, %lld) (rows of "
+                  "req_to_token)",
+                  e, v, b);
     break;
   case KVCACHE_ERR_NEGATIVE_DRAFTS:
-    std::snprintf(buf, len, "num_correct_drafts[%lld] = %lld is negative", e, v);
+    std::snprintf(buf, len, "num_correct_drafts[%lld] = %lld is negative", e,
+                  v);
     break;
   case KVCACHE_ERR_SEQ_RANGE:
-    std::snprintf(buf, len, "request %lld: seq_lens + accepted tokens = %lld exceeds the %lld positions of a req_to_token row (or seq_lens < 0)", e, v, b);
+    std::snprintf(buf, len,
+                  "request %lld: seq_lens + accepted tokens = %lld exceeds the "
+                  "%lld positions of a req_to_token row (or seq_lens < 0)",
+                  e, v, b);
     break;
   case KVCACHE_ERR_ACCEPT_INDEX:
-    std::snprintf(buf, len, "accept_index flat entry %lld = %lld is outside [0, %lld) (len(out_cache_loc)) and is not -1", e, v, b);
+    std::snprintf(buf, len,
+                  "accept_index flat entry %lld = %lld is outside [0, %lld) "
+                  "(len(out_cache_loc)) and is not -1",
+                  e, v, b);
     break;
   case KVCACHE_ERR_ACCEPT_COUNT:
-    std::snprintf(buf, len, "accept_index row %lld has %lld accepted entries but num_correct_drafts + 1 = %lld", e, v, b);
+    std::snprintf(buf, len,
+                  "accept_index row %lld has %lld accepted entries but "
+                  "num_correct_drafts + 1 = %lld",
+                  e, v, b);
     break;
   case KVCACHE_ERR_TARGETS_OVERFLOW:
-    std::snprintf(buf, len, "request %lld: %lld accepted tokens in all exceed bs * W = %lld", e, v, b);
+    std::snprintf(
+        buf, len,
+        "request %lld: %lld accepted tokens in all exceed bs * W = %lld", e, v,
+        b);
     break;
   case KVCACHE_ERR_SLOT:
-    std::snprintf(buf, len, "entry %lld moves slot %lld, outside [0, %lld) (slots of the smallest KV buffer)", e, v, b);
+    std::snprintf(buf, len,
+                  "entry %lld moves slot %lld, outside [0, %lld) (slots of the "
+                  "smallest KV buffer)",
+                  e, v, b);
     break;
   case KVCACHE_ERR_STAGING_CAPACITY:
-    std::snprintf(buf, len, "%lld moved rows form or feed cycles (a row is both a source and a target around a loop), more than the %lld the GPU move stages at once; nothing was moved", v, b);
+    std::snprintf(buf, len,
+                  "%lld moved rows form or feed cycles (a row is both a source "
+                  "and a target around a loop), more than the %lld the GPU "
+                  "move stages at once; nothing was moved",
+                  v, b);
     break;
   default:
-    std::snprintf(buf, len, "unknown status code %lld", static_cast<long long>(s[0]));
+    std::snprintf(buf, len, "unknown status code %lld",
+                  static_cast<long long>(s[0]));
   }
   return buf;
 }

@@ -58,9 +58,9 @@ typedef struct specc_kv_buffer {
 } specc_kv_buffer;
 
 typedef struct specc_move_args {
-  specc_tensor req_pool_indices;   /* [bs]            int32|int64 */
-  specc_tensor req_to_token;       /* [max_reqs, pool_len] int32 */
-  specc_tensor seq_lens;           /* [bs]            same dtype as req_pool_indices */
+  specc_tensor req_pool_indices; /* [bs]            int32|int64 */
+  specc_tensor req_to_token;     /* [max_reqs, pool_len] int32 */
+  specc_tensor seq_lens; /* [bs]            same dtype as req_pool_indices */
   specc_tensor num_correct_drafts; /* [bs]            int32|int64 */
   specc_tensor accept_index;       /* [bs, W]         int32|int64, -1 padded */
   specc_tensor out_cache_loc;      /* [n]             int32|int64 */
@@ -73,14 +73,16 @@ typedef struct specc_mover specc_mover;
  * built for the device when there is one, else the PTX, JIT-compiled by the
  * driver (SPECC_FORCE_PTX=1 forces the PTX path). Scratch is sized for
  * `max_entries` (= bs * W) and grows, outside stream capture, on demand. */
-SPECC_API int specc_mover_create(int device, int64_t max_entries, specc_mover **out);
+SPECC_API int specc_mover_create(int device, int64_t max_entries,
+                                 specc_mover **out);
 SPECC_API void specc_mover_destroy(specc_mover *mover);
 
 /* Registers the KV buffers the next calls move rows in (uploads the buffer
  * table; synchronous, so not while a stream is capturing). Calls with the same
  * buffers again are free. */
-SPECC_API int specc_mover_set_buffers(specc_mover *mover, const specc_kv_buffer *buffers,
-                            int64_t num_buffers);
+SPECC_API int specc_mover_set_buffers(specc_mover *mover,
+                                      const specc_kv_buffer *buffers,
+                                      int64_t num_buffers);
 
 /* The KV move on `stream` (a CUstream; 0 for the legacy default stream;
  * ignored on the CPU). Every bound is checked on the device: on bad input no
@@ -88,20 +90,24 @@ SPECC_API int specc_mover_set_buffers(specc_mover *mover, const specc_kv_buffer 
  * `sync` = 0 nothing waits for the device (capturable); with `sync` = 1 the
  * call waits, reads the status record and returns SPECC_ERROR_INPUT with a
  * message on a violation. */
-SPECC_API int specc_move_accept_tokens(specc_mover *mover, const specc_move_args *args,
-                             void *stream, int sync);
+SPECC_API int specc_move_accept_tokens(specc_mover *mover,
+                                       const specc_move_args *args,
+                                       void *stream, int sync);
 
 /* Reads the status record of the last call (waits for `stream`): code, entry,
  * value, bound, as listed in dialect/KVCache/KVCacheABI.h. */
-SPECC_API int specc_mover_read_status(specc_mover *mover, void *stream, int64_t out[4]);
+SPECC_API int specc_mover_read_status(specc_mover *mover, void *stream,
+                                      int64_t out[4]);
 
 /* Reads the target and source slot lists of the last call (bs * W entries
  * each, int64; waits for `stream`). For tests and debugging. */
-SPECC_API int specc_mover_read_slots(specc_mover *mover, void *stream, int64_t *targets,
-                           int64_t *sources, int64_t n);
+SPECC_API int specc_mover_read_slots(specc_mover *mover, void *stream,
+                                     int64_t *targets, int64_t *sources,
+                                     int64_t n);
 
 /* Describes the status record in words. */
-SPECC_API const char *specc_status_message(const int64_t status[4], char *buf, int64_t len);
+SPECC_API const char *specc_status_message(const int64_t status[4], char *buf,
+                                           int64_t len);
 
 /* The message of the last failed call on this thread. */
 SPECC_API const char *specc_last_error(void);

@@ -10,8 +10,8 @@
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
@@ -23,7 +23,8 @@
 using namespace mlir;
 
 namespace {
-std::unique_ptr<llvm::Module> translate(ModuleOp module, llvm::LLVMContext &ctx) {
+std::unique_ptr<llvm::Module> translate(ModuleOp module,
+                                        llvm::LLVMContext &ctx) {
   return translateModuleToLLVMIR(module, ctx, "specc_host");
 }
 } // namespace

@@ -70,8 +70,8 @@ FailureOr<std::string> specc::assemblePTX(llvm::StringRef ptx,
       ptxas, arch, "-O3", "--split-compile=0", "-v", input, "-o", output};
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, logFile, logFile};
   std::string execError;
-  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0,
-                                     0, &execError);
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
+                                     &execError);
   std::string logText;
   if (auto buf = llvm::MemoryBuffer::getFile(logFile))
     logText = (*buf)->getBuffer().str();

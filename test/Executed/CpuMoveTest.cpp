@@ -56,8 +56,7 @@ public:
 
   /// Runs `body` (which returns a failure message, empty on success) as case
   /// `name`.
-  void run(const std::string &name,
-           const std::function<std::string()> &body) {
+  void run(const std::string &name, const std::function<std::string()> &body) {
     auto start = std::chrono::steady_clock::now();
     std::string failure = body();
     std::chrono::duration<double> elapsed =
@@ -145,7 +144,9 @@ struct Dtypes {
 };
 
 /// All index tensors in one dtype.
-Dtypes uniformDtypes(int32_t dtype) { return Dtypes{dtype, dtype, dtype, dtype}; }
+Dtypes uniformDtypes(int32_t dtype) {
+  return Dtypes{dtype, dtype, dtype, dtype};
+}
 
 const char *dtypeName(int32_t dtype) {
   return dtype == SPECC_INT32 ? "32" : "64";
@@ -194,13 +195,12 @@ int callMove(specc_mover *mover, const MoveInputs &in, const Dtypes &dtypes,
     *setFailed = true;
     return rc;
   }
-  IndexTensor reqPoolIndices(in.reqPoolIndices, dtypes.reqPoolIndices, 1,
-                             in.bs, 0);
-  IndexTensor reqToToken(in.reqToToken, SPECC_INT32, 2, in.maxReqs,
-                         in.poolLen);
+  IndexTensor reqPoolIndices(in.reqPoolIndices, dtypes.reqPoolIndices, 1, in.bs,
+                             0);
+  IndexTensor reqToToken(in.reqToToken, SPECC_INT32, 2, in.maxReqs, in.poolLen);
   IndexTensor seqLens(in.seqLens, dtypes.reqPoolIndices, 1, in.bs, 0);
-  IndexTensor numCorrectDrafts(in.numCorrectDrafts, dtypes.numCorrectDrafts,
-                               1, in.bs, 0);
+  IndexTensor numCorrectDrafts(in.numCorrectDrafts, dtypes.numCorrectDrafts, 1,
+                               in.bs, 0);
   IndexTensor acceptIndex(in.acceptIndex, dtypes.acceptIndex, 2, in.bs,
                           in.width);
   IndexTensor outCacheLoc(in.outCacheLoc, dtypes.outCacheLoc, 1,
@@ -251,10 +251,9 @@ std::string compareBuffers(const std::vector<KVBuffer> &got,
         role = " (the target of entry " + std::to_string(i) + ")";
         break;
       }
-    return "buffer " + std::to_string(b) + " (row " +
-           std::to_string(rowBytes) + " B): row " + std::to_string(firstSlot) +
-           role + " differs; " + std::to_string(rows) +
-           " rows differ in this buffer";
+    return "buffer " + std::to_string(b) + " (row " + std::to_string(rowBytes) +
+           " B): row " + std::to_string(firstSlot) + role + " differs; " +
+           std::to_string(rows) + " rows differ in this buffer";
   }
   return std::string();
 }
@@ -270,9 +269,8 @@ std::string runValid(specc_mover *mover, const MoveInputs &in,
   bool setFailed = false;
   int rc = callMove(mover, in, dtypes, buffers, sync, &setFailed);
   if (rc != SPECC_SUCCESS)
-    return describeRc(setFailed ? "specc_mover_set_buffers"
-                                : "specc_move_accept_tokens",
-                      rc);
+    return describeRc(
+        setFailed ? "specc_mover_set_buffers" : "specc_move_accept_tokens", rc);
   int64_t status[4] = {-1, -1, -1, -1};
   rc = specc_mover_read_status(mover, nullptr, status);
   if (rc != SPECC_SUCCESS)
@@ -283,8 +281,8 @@ std::string runValid(specc_mover *mover, const MoveInputs &in,
   int64_t n = specc::reference::numEntries(in);
   std::vector<int64_t> targets(std::max<int64_t>(n, 1), -7);
   std::vector<int64_t> sources(std::max<int64_t>(n, 1), -7);
-  rc = specc_mover_read_slots(mover, nullptr, targets.data(), sources.data(),
-                              n);
+  rc =
+      specc_mover_read_slots(mover, nullptr, targets.data(), sources.data(), n);
   if (rc != SPECC_SUCCESS)
     return describeRc("specc_mover_read_slots", rc);
   std::string failure = compareSlots("targets", targets, expectedTargets);
@@ -299,8 +297,7 @@ std::string runValid(specc_mover *mover, const MoveInputs &in,
 /// identical results.
 std::string runAgainstReference(specc_mover *mover, const MoveInputs &in,
                                 const Dtypes &dtypes,
-                                const std::vector<KVBuffer> &before,
-                                int sync) {
+                                const std::vector<KVBuffer> &before, int sync) {
   std::vector<KVBuffer> after = before;
   std::vector<int64_t> targets, sources;
   specc::reference::moveAcceptTokens(in, after, &targets, &sources);
@@ -491,8 +488,7 @@ void runVectorCases(Results &results, specc_mover *mover, const char *path) {
       if (failure.empty())
         failure = compareBuffers(after, vc.after, vc.targets);
       if (!failure.empty())
-        return vc.name + ": Reference.h disagrees with the vectors: " +
-               failure;
+        return vc.name + ": Reference.h disagrees with the vectors: " + failure;
     }
     return std::string();
   });
@@ -532,12 +528,12 @@ struct CaseSpec {
   uint64_t seed = 1;
   int64_t bs = 4;
   int64_t width = 4;
-  int64_t numDraft = 4;   ///< D: out_cache_loc entries per request
-  int64_t slots = 256;    ///< slots every moved slot lies below
-  int64_t poolLen = 0;    ///< 0: D + 40
+  int64_t numDraft = 4; ///< D: out_cache_loc entries per request
+  int64_t slots = 256;  ///< slots every moved slot lies below
+  int64_t poolLen = 0;  ///< 0: D + 40
   Shape shape = Shape::Tree;
   Layout layout = Layout::Packed;
-  std::vector<int64_t> accepted;    ///< fixed acc per request, else random
+  std::vector<int64_t> accepted; ///< fixed acc per request, else random
   std::vector<int64_t> rowBytes{16, 16};
   std::vector<int64_t> bufferSlots; ///< per buffer; empty: `slots` each
   Dtypes dtypes;
@@ -938,58 +934,60 @@ std::vector<Rejection> rejections() {
   std::vector<Rejection> list;
   list.push_back({"req_pool_index_past_end", [](MoveInputs &in) {
                     in.reqPoolIndices[2] = in.maxReqs;
-                    return ExpectedStatus{{KVCACHE_ERR_REQ_POOL_INDEX}, 2,
-                                          in.maxReqs, in.maxReqs};
-                  }});
-  list.push_back({"req_pool_index_negative", [](MoveInputs &in) {
-                    in.reqPoolIndices[0] = -1;
-                    return ExpectedStatus{{KVCACHE_ERR_REQ_POOL_INDEX}, 0, -1,
+                    return ExpectedStatus{{KVCACHE_ERR_REQ_POOL_INDEX},
+                                          2,
+                                          in.maxReqs,
                                           in.maxReqs};
                   }});
-  list.push_back({"num_correct_drafts_negative", [](MoveInputs &in) {
-                    // acc = 0 and an empty row: only the sign is wrong.
-                    in.numCorrectDrafts[3] = -1;
-                    for (int64_t c = 0; c < in.width; ++c)
-                      in.acceptIndex[3 * in.width + c] = -1;
-                    return ExpectedStatus{{KVCACHE_ERR_NEGATIVE_DRAFTS}, 3, -1,
-                                          0};
-                  }});
+  list.push_back(
+      {"req_pool_index_negative", [](MoveInputs &in) {
+         in.reqPoolIndices[0] = -1;
+         return ExpectedStatus{{KVCACHE_ERR_REQ_POOL_INDEX}, 0, -1, in.maxReqs};
+       }});
+  list.push_back(
+      {"num_correct_drafts_negative", [](MoveInputs &in) {
+         // acc = 0 and an empty row: only the sign is wrong.
+         in.numCorrectDrafts[3] = -1;
+         for (int64_t c = 0; c < in.width; ++c)
+           in.acceptIndex[3 * in.width + c] = -1;
+         return ExpectedStatus{{KVCACHE_ERR_NEGATIVE_DRAFTS}, 3, -1, 0};
+       }});
   list.push_back({"seq_lens_plus_acc_past_pool_len", [](MoveInputs &in) {
                     in.seqLens[1] = in.poolLen - 1 + 1; // acc_1 = 1
-                    return ExpectedStatus{{KVCACHE_ERR_SEQ_RANGE}, 1,
-                                          in.poolLen + 1, in.poolLen};
+                    return ExpectedStatus{
+                        {KVCACHE_ERR_SEQ_RANGE}, 1, in.poolLen + 1, in.poolLen};
                   }});
-  list.push_back({"seq_lens_plus_acc_past_pool_len_long_row",
-                  [](MoveInputs &in) {
-                    in.seqLens[2] = in.poolLen - 5 + 2; // acc_2 = 5
-                    return ExpectedStatus{{KVCACHE_ERR_SEQ_RANGE}, 2,
-                                          in.poolLen + 2, in.poolLen};
-                  }});
+  list.push_back(
+      {"seq_lens_plus_acc_past_pool_len_long_row", [](MoveInputs &in) {
+         in.seqLens[2] = in.poolLen - 5 + 2; // acc_2 = 5
+         return ExpectedStatus{
+             {KVCACHE_ERR_SEQ_RANGE}, 2, in.poolLen + 2, in.poolLen};
+       }});
   list.push_back({"seq_lens_negative", [](MoveInputs &in) {
                     in.seqLens[4] = -1;
                     return ExpectedStatus{{KVCACHE_ERR_SEQ_RANGE}, 4};
                   }});
-  list.push_back({"accept_index_past_out_cache_loc", [](MoveInputs &in) {
-                    int64_t n = static_cast<int64_t>(in.outCacheLoc.size());
-                    int64_t entry = acceptedEntry(in, 2, 1);
-                    in.acceptIndex[entry] = n;
-                    return ExpectedStatus{{KVCACHE_ERR_ACCEPT_INDEX}, entry, n,
-                                          n};
-                  }});
-  list.push_back({"accept_index_far_past_out_cache_loc", [](MoveInputs &in) {
-                    int64_t n = static_cast<int64_t>(in.outCacheLoc.size());
-                    int64_t entry = acceptedEntry(in, 5, 1);
-                    in.acceptIndex[entry] = 1000000;
-                    return ExpectedStatus{{KVCACHE_ERR_ACCEPT_INDEX}, entry,
-                                          1000000, n};
-                  }});
-  list.push_back({"accept_index_below_sentinel", [](MoveInputs &in) {
-                    int64_t n = static_cast<int64_t>(in.outCacheLoc.size());
-                    int64_t entry = acceptedEntry(in, 0, 0);
-                    in.acceptIndex[entry] = -2;
-                    return ExpectedStatus{{KVCACHE_ERR_ACCEPT_INDEX}, entry, -2,
-                                          n};
-                  }});
+  list.push_back(
+      {"accept_index_past_out_cache_loc", [](MoveInputs &in) {
+         int64_t n = static_cast<int64_t>(in.outCacheLoc.size());
+         int64_t entry = acceptedEntry(in, 2, 1);
+         in.acceptIndex[entry] = n;
+         return ExpectedStatus{{KVCACHE_ERR_ACCEPT_INDEX}, entry, n, n};
+       }});
+  list.push_back(
+      {"accept_index_far_past_out_cache_loc", [](MoveInputs &in) {
+         int64_t n = static_cast<int64_t>(in.outCacheLoc.size());
+         int64_t entry = acceptedEntry(in, 5, 1);
+         in.acceptIndex[entry] = 1000000;
+         return ExpectedStatus{{KVCACHE_ERR_ACCEPT_INDEX}, entry, 1000000, n};
+       }});
+  list.push_back(
+      {"accept_index_below_sentinel", [](MoveInputs &in) {
+         int64_t n = static_cast<int64_t>(in.outCacheLoc.size());
+         int64_t entry = acceptedEntry(in, 0, 0);
+         in.acceptIndex[entry] = -2;
+         return ExpectedStatus{{KVCACHE_ERR_ACCEPT_INDEX}, entry, -2, n};
+       }});
   list.push_back({"accept_row_count_short", [](MoveInputs &in) {
                     in.acceptIndex[acceptedEntry(in, 4, 3)] = -1; // acc_4 = 4
                     return ExpectedStatus{{KVCACHE_ERR_ACCEPT_COUNT}, 4, 3, 4};
@@ -1009,12 +1007,12 @@ std::vector<Rejection> rejections() {
                     return ExpectedStatus{
                         {KVCACHE_ERR_SLOT}, offsetOf(in, 2) + 3, 256, 256};
                   }});
-  list.push_back({"target_slot_negative", [](MoveInputs &in) {
-                    int64_t row = in.reqPoolIndices[5];
-                    in.reqToToken[row * in.poolLen + in.seqLens[5]] = -3;
-                    return ExpectedStatus{
-                        {KVCACHE_ERR_SLOT}, offsetOf(in, 5), -3, 256};
-                  }});
+  list.push_back(
+      {"target_slot_negative", [](MoveInputs &in) {
+         int64_t row = in.reqPoolIndices[5];
+         in.reqToToken[row * in.poolLen + in.seqLens[5]] = -3;
+         return ExpectedStatus{{KVCACHE_ERR_SLOT}, offsetOf(in, 5), -3, 256};
+       }});
   list.push_back({"source_slot_past_end", [](MoveInputs &in) {
                     int64_t position = in.acceptIndex[acceptedEntry(in, 3, 1)];
                     in.outCacheLoc[position] = 256 + 7;
@@ -1048,8 +1046,7 @@ std::vector<Rejection> rejections() {
 void runRejectionCases(Results &results, specc_mover *mover) {
   for (int32_t dtype : {SPECC_INT64, SPECC_INT32}) {
     for (const Rejection &rejection : rejections()) {
-      std::string name = "reject:" + rejection.name + "_int" +
-                         dtypeName(dtype);
+      std::string name = "reject:" + rejection.name + "_int" + dtypeName(dtype);
       std::string note;
       auto start = std::chrono::steady_clock::now();
       std::string failure = [&]() -> std::string {
@@ -1064,8 +1061,7 @@ void runRejectionCases(Results &results, specc_mover *mover) {
         if (!broken.empty())
           return broken;
         ExpectedStatus expected = rejection.corrupt(in);
-        return runRejected(mover, in, spec.dtypes, buffers, expected, 1,
-                           &note);
+        return runRejected(mover, in, spec.dtypes, buffers, expected, 1, &note);
       }();
       std::chrono::duration<double> elapsed =
           std::chrono::steady_clock::now() - start;
@@ -1103,8 +1099,8 @@ void runRejectionCases(Results &results, specc_mover *mover) {
     std::string note;
     std::string failure = runRejected(
         mover, bad, spec.dtypes, buffers,
-        ExpectedStatus{{KVCACHE_ERR_REQ_POOL_INDEX}, 1, bad.maxReqs + 5,
-                       bad.maxReqs},
+        ExpectedStatus{
+            {KVCACHE_ERR_REQ_POOL_INDEX}, 1, bad.maxReqs + 5, bad.maxReqs},
         1, &note);
     if (!failure.empty())
       return "the rejection itself: " + failure;
@@ -1176,8 +1172,10 @@ int main(int argc, char **argv) {
     if (argc > 1)
       runVectorCases(results, mover, argv[1]);
     else
-      results.record("vectors:load", "no path to move_accept_tokens.json "
-                                      "given (argv[1])", 0);
+      results.record("vectors:load",
+                     "no path to move_accept_tokens.json "
+                     "given (argv[1])",
+                     0);
     runRandomizedCases(results, mover);
     runRejectionCases(results, mover);
     specc_mover_destroy(mover);

@@ -1,6 +1,7 @@
 //===- specc.cpp - the specc compiler driver ------------------------------===//
 //
-// specc FILE.mlir... --emit=mlir|llvm|ptx|cubin|obj|manifest [--target=gpu|host]
+// specc FILE.mlir... --emit=mlir|llvm|ptx|cubin|obj|manifest
+// [--target=gpu|host]
 //       [--chip=sm_90] [-o OUT] [--dump-dir DIR] [--timing] [--ptxas PATH]
 //
 // Parses and verifies the inputs (merged into one module), runs the pipeline
@@ -42,16 +43,17 @@ cl::list<std::string> inputs(cl::Positional, cl::desc("<input .mlir files>"),
 cl::opt<std::string> output("o", cl::desc("Output file ('-' for stdout)"),
                             cl::value_desc("file"), cl::init("-"),
                             cl::cat(category));
-cl::opt<Emit> emit(
-    "emit", cl::desc("What to produce"), cl::init(Emit::PTX),
-    cl::values(clEnumValN(Emit::MLIR, "mlir", "lowered MLIR"),
-               clEnumValN(Emit::LLVM, "llvm", "LLVM IR"),
-               clEnumValN(Emit::PTX, "ptx", "PTX (gpu target)"),
-               clEnumValN(Emit::Cubin, "cubin", "cubin through ptxas (gpu target)"),
-               clEnumValN(Emit::Obj, "obj", "object file (host target)"),
-               clEnumValN(Emit::Manifest, "manifest",
-                          "launch manifest of the kernels (gpu target)")),
-    cl::cat(category));
+cl::opt<Emit>
+    emit("emit", cl::desc("What to produce"), cl::init(Emit::PTX),
+         cl::values(clEnumValN(Emit::MLIR, "mlir", "lowered MLIR"),
+                    clEnumValN(Emit::LLVM, "llvm", "LLVM IR"),
+                    clEnumValN(Emit::PTX, "ptx", "PTX (gpu target)"),
+                    clEnumValN(Emit::Cubin, "cubin",
+                               "cubin through ptxas (gpu target)"),
+                    clEnumValN(Emit::Obj, "obj", "object file (host target)"),
+                    clEnumValN(Emit::Manifest, "manifest",
+                               "launch manifest of the kernels (gpu target)")),
+         cl::cat(category));
 cl::opt<Target> target(
     "target", cl::desc("Where the code runs"), cl::init(Target::GPU),
     cl::values(clEnumValN(Target::GPU, "gpu", "NVIDIA GPU kernels"),
@@ -62,20 +64,23 @@ cl::opt<std::string> chip("chip", cl::desc("sm_80, sm_86, sm_89 or sm_90"),
 cl::opt<std::string> dumpDir("dump-dir",
                              cl::desc("Write every stage's output into DIR"),
                              cl::value_desc("DIR"), cl::cat(category));
-cl::opt<std::string> ptxasPath("ptxas", cl::desc("ptxas to use (else PATH, "
-                                                 "$CUDA_HOME/bin, $CUDA_PATH/bin, "
-                                                 "/usr/local/cuda/bin)"),
+cl::opt<std::string> ptxasPath("ptxas",
+                               cl::desc("ptxas to use (else PATH, "
+                                        "$CUDA_HOME/bin, $CUDA_PATH/bin, "
+                                        "/usr/local/cuda/bin)"),
                                cl::cat(category));
 cl::opt<bool> ptxasVerbose("ptxas-verbose",
                            cl::desc("Print ptxas's resource report"),
                            cl::cat(category));
 cl::opt<bool> timing("timing", cl::desc("Report the time of every stage"),
                      cl::cat(category));
-cl::opt<int64_t> tileBytes("tile-bytes", cl::desc("Row bytes a row-move block owns"),
+cl::opt<int64_t> tileBytes("tile-bytes",
+                           cl::desc("Row bytes a row-move block owns"),
                            cl::init(64), cl::cat(category));
-cl::opt<int64_t> stagingBytes("staging-bytes",
-                              cl::desc("Shared memory of a row-move block for overlapping rows"),
-                              cl::init(98304), cl::cat(category));
+cl::opt<int64_t> stagingBytes(
+    "staging-bytes",
+    cl::desc("Shared memory of a row-move block for overlapping rows"),
+    cl::init(98304), cl::cat(category));
 
 /// Parses every input into one module, each with its own source manager so
 /// that parse errors point into the right file.
@@ -155,7 +160,8 @@ int main(int argc, char **argv) {
   bool gpu = target == Target::GPU;
   if (gpu && emit == Emit::Obj)
     return fail("--emit=obj needs --target=host");
-  if (!gpu && (emit == Emit::PTX || emit == Emit::Cubin || emit == Emit::Manifest))
+  if (!gpu &&
+      (emit == Emit::PTX || emit == Emit::Cubin || emit == Emit::Manifest))
     return fail("--emit=ptx, cubin and manifest need --target=gpu");
   if (!dumpDir.empty())
     if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
@@ -195,26 +201,32 @@ int main(int argc, char **argv) {
     TimingScope t = root.nest(name);
     pm.enableTiming(t);
     if (!dumpDir.empty())
-      pm.enableIRPrintingToFileTree(
-          [](Pass *, Operation *) { return false; },
-          [](Pass *, Operation *) { return true; }, false, false, false,
-          dumpPath(name));
+      pm.enableIRPrintingToFileTree([](Pass *, Operation *) { return false; },
+                                    [](Pass *, Operation *) { return true; },
+                                    false, false, false, dumpPath(name));
     return pm.run(*module);
   };
   if (gpu) {
-    if (failed(run([&](OpPassManager &pm) { specc::buildKVCacheToGPUKernels(pm, options); },
-                   "01-kvcache-to-gpu")))
+    if (failed(run(
+            [&](OpPassManager &pm) {
+              specc::buildKVCacheToGPUKernels(pm, options);
+            },
+            "01-kvcache-to-gpu")))
       return 1;
     launches = specc::collectLaunches(*module);
-    if (failed(run([&](OpPassManager &pm) { specc::buildGPUKernelsToNVVM(pm, options); },
-                   "02-gpu-to-nvvm")))
+    if (failed(run(
+            [&](OpPassManager &pm) {
+              specc::buildGPUKernelsToNVVM(pm, options);
+            },
+            "02-gpu-to-nvvm")))
       return 1;
   } else if (failed(run(specc::buildHostPipeline, "01-host"))) {
     return 1;
   }
   std::string manifest = specc::formatManifest(launches);
   if (!dumpDir.empty()) {
-    if (!writeFile(dumpPath(gpu ? "03-nvvm.mlir" : "02-llvm.mlir"), print(*module)))
+    if (!writeFile(dumpPath(gpu ? "03-nvvm.mlir" : "02-llvm.mlir"),
+                   print(*module)))
       return 1;
     if (gpu && !writeFile(dumpPath("kernels.manifest"), manifest))
       return 1;
@@ -250,7 +262,8 @@ int main(int argc, char **argv) {
     FailureOr<std::string> ptx = specc::emitPTX(*module);
     if (failed(ptx))
       return 1;
-    if (!dumpDir.empty() && !writeFile(dumpPath("kernels." + chip + ".ptx"), *ptx))
+    if (!dumpDir.empty() &&
+        !writeFile(dumpPath("kernels." + chip + ".ptx"), *ptx))
       return 1;
     if (emit == Emit::PTX) {
       result = *ptx;
@@ -268,7 +281,8 @@ int main(int argc, char **argv) {
       return fail(error);
     if (ptxasVerbose)
       llvm::errs() << log;
-    if (!dumpDir.empty() && !writeFile(dumpPath("kernels." + chip + ".cubin"), *cubin))
+    if (!dumpDir.empty() &&
+        !writeFile(dumpPath("kernels." + chip + ".cubin"), *cubin))
       return 1;
     result = *cubin;
     break;

@@ -14,8 +14,8 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include "KVCache/IR/KVCacheOpsDialect.h.inc"
 #include "KVCache/IR/KVCacheEnums.h.inc"
+#include "KVCache/IR/KVCacheOpsDialect.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "KVCache/IR/KVCacheAttrs.h.inc"

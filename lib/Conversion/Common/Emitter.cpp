@@ -102,7 +102,8 @@ void Emitter::ifThenElse(Value cond, llvm::function_ref<void()> then,
 
 Value Emitter::ifValue(Value cond, Type type, llvm::function_ref<Value()> then,
                        llvm::function_ref<Value()> otherwise) {
-  auto op = scf::IfOp::create(b, TypeRange{type}, cond, /*withElseRegion=*/true);
+  auto op =
+      scf::IfOp::create(b, TypeRange{type}, cond, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   Block *thenBlock = op.thenBlock(), *elseBlock = op.elseBlock();
   // With results, the builder leaves both blocks without terminators.

@@ -1,4 +1,5 @@
-//===- Emitter.h - structured IR emission shared by the lowerings -*- C++ -*-===//
+//===- Emitter.h - structured IR emission shared by the lowerings -*- C++
+//-*-===//
 //
 // A thin layer over ImplicitLocOpBuilder that both kvcache lowerings write
 // their algorithms with: i64 constants and arithmetic, scf loops, branches and

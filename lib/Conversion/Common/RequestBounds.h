@@ -1,4 +1,5 @@
-//===- RequestBounds.h - the bounds of one request of assign_targets -*- C++ -*-===//
+//===- RequestBounds.h - the bounds of one request of assign_targets -*- C++
+//-*-===//
 //
 // kvcache.assign_targets (checked) rejects a request whose drafts count is
 // negative, whose row is outside req_to_token, or whose accepted positions
@@ -41,8 +42,7 @@ struct RequestBounds {
         },
         [&] {
           e.ifThenElse(
-              badReq,
-              [&] { record(KVCACHE_ERR_REQ_POOL_INDEX, r, maxReqs); },
+              badReq, [&] { record(KVCACHE_ERR_REQ_POOL_INDEX, r, maxReqs); },
               [&] { record(KVCACHE_ERR_SEQ_RANGE, end, poolLen); });
         });
   }

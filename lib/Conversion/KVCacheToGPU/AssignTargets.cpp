@@ -28,16 +28,15 @@ struct AssignTargetsToKernel : KernelPattern<AssignTargetsOp> {
     int64_t T = options.scanBlockSize;
     enum { RPI, R2T, SEQ, NCD, TGT, STATUS, BS, MAXREQS, POOLLEN, SIZE };
     using P = KernelParam;
-    KernelBuilder k(kernels, op.getLoc(),
-                    getKernelName(op, "assign_targets", kernels),
-                    {P{P::GlobalPtr, elementAlign(op.getReqPoolIndices())},
-                     P{P::GlobalPtr, elementAlign(op.getReqToToken())},
-                     P{P::GlobalPtr, elementAlign(op.getSeqLens())},
-                     P{P::GlobalPtr, elementAlign(op.getNumCorrectDrafts())},
-                     P{P::GlobalPtr, elementAlign(op.getTargets())},
-                     P{P::GlobalPtr, 8}, P{P::Scalar}, P{P::Scalar},
-                     P{P::Scalar}, P{P::Scalar}},
-                    T);
+    KernelBuilder k(
+        kernels, op.getLoc(), getKernelName(op, "assign_targets", kernels),
+        {P{P::GlobalPtr, elementAlign(op.getReqPoolIndices())},
+         P{P::GlobalPtr, elementAlign(op.getReqToToken())},
+         P{P::GlobalPtr, elementAlign(op.getSeqLens())},
+         P{P::GlobalPtr, elementAlign(op.getNumCorrectDrafts())},
+         P{P::GlobalPtr, elementAlign(op.getTargets())}, P{P::GlobalPtr, 8},
+         P{P::Scalar}, P{P::Scalar}, P{P::Scalar}, P{P::Scalar}},
+        T);
     ImplicitLocOpBuilder &b = k.builder();
     k.setLaunch({b.getNamedAttr("block", b.getI64IntegerAttr(T)),
                  b.getNamedAttr("grid", b.getStringAttr("single"))});
@@ -53,46 +52,54 @@ struct AssignTargetsToKernel : KernelPattern<AssignTargetsOp> {
     Value size = k.param(SIZE);
     Value zero = k.i64(0), one = k.i64(1);
 
-    Value total = k.scanRounds(bs, [&](Value i, Value active) -> Value {
-      // acc_i, or 0 for an idle thread or (checked) a request that is out of
-      // bounds, so that a bad request cannot shift the others' offsets.
-      return k.ifValue(active, k.i64Type(), [&]() -> Value {
-        Value a = k.add(k.loadI64(k.param(NCD), ncdT, i), one);
-        if (!checked)
-          return a;
-        Value r = k.loadI64(k.param(RPI), rpiT, i);
-        Value s = k.loadI64(k.param(SEQ), seqT, i);
-        RequestBounds bounds(k, r, s, a, maxReqs, poolLen);
-        Value bad = bounds.bad;
-        k.ifThen(bad, [&] {
-          bounds.recordFirst([&](int64_t code, Value value, Value bound) {
-            k.recordError(status, code, i, value, bound);
+    Value total = k.scanRounds(
+        bs,
+        [&](Value i, Value active) -> Value {
+          // acc_i, or 0 for an idle thread or (checked) a request that is out
+          // of bounds, so that a bad request cannot shift the others' offsets.
+          return k.ifValue(
+              active, k.i64Type(),
+              [&]() -> Value {
+                Value a = k.add(k.loadI64(k.param(NCD), ncdT, i), one);
+                if (!checked)
+                  return a;
+                Value r = k.loadI64(k.param(RPI), rpiT, i);
+                Value s = k.loadI64(k.param(SEQ), seqT, i);
+                RequestBounds bounds(k, r, s, a, maxReqs, poolLen);
+                Value bad = bounds.bad;
+                k.ifThen(bad, [&] {
+                  bounds.recordFirst(
+                      [&](int64_t code, Value value, Value bound) {
+                        k.recordError(status, code, i, value, bound);
+                      });
+                });
+                return k.select(bad, zero, a);
+              },
+              [&]() -> Value { return zero; });
+        },
+        [&](Value i, Value, Value acc, Value off) {
+          k.ifThen(k.cmp(CmpIPredicate::sgt, acc, zero), [&] {
+            auto write = [&] {
+              Value r = k.loadI64(k.param(RPI), rpiT, i);
+              Value s = k.loadI64(k.param(SEQ), seqT, i);
+              Value row = k.add(k.mul(r, poolLen), s);
+              k.forLoop(zero, acc, one, [&](Value j) {
+                Value slot = k.loadI64(k.param(R2T), r2tT, k.add(row, j));
+                k.storeI64(k.param(TGT), tgtT, k.add(off, j), slot);
+              });
+            };
+            if (!checked)
+              return write();
+            Value end = k.add(off, acc);
+            k.ifThenElse(
+                k.cmp(CmpIPredicate::sgt, end, size),
+                [&] {
+                  k.recordError(status, KVCACHE_ERR_TARGETS_OVERFLOW, i, end,
+                                size);
+                },
+                write);
           });
         });
-        return k.select(bad, zero, a);
-      }, [&]() -> Value { return zero; });
-    }, [&](Value i, Value, Value acc, Value off) {
-      k.ifThen(k.cmp(CmpIPredicate::sgt, acc, zero), [&] {
-        auto write = [&] {
-          Value r = k.loadI64(k.param(RPI), rpiT, i);
-          Value s = k.loadI64(k.param(SEQ), seqT, i);
-          Value row = k.add(k.mul(r, poolLen), s);
-          k.forLoop(zero, acc, one, [&](Value j) {
-            Value slot = k.loadI64(k.param(R2T), r2tT, k.add(row, j));
-            k.storeI64(k.param(TGT), tgtT, k.add(off, j), slot);
-          });
-        };
-        if (!checked)
-          return write();
-        Value end = k.add(off, acc);
-        k.ifThenElse(
-            k.cmp(CmpIPredicate::sgt, end, size),
-            [&] {
-              k.recordError(status, KVCACHE_ERR_TARGETS_OVERFLOW, i, end, size);
-            },
-            write);
-      });
-    });
     // Entries past the accepted tokens are zero (slot 0 is the pad slot).
     k.zeroFill(k.param(TGT), tgtT, total, size);
     rewriter.eraseOp(op);

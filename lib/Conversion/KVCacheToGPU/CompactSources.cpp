@@ -29,15 +29,14 @@ struct CompactSourcesToKernel : KernelPattern<CompactSourcesOp> {
     enum { ACC, OCL, COUNTS, SRC, STATUS, BS, W, NOCL };
     using P = KernelParam;
     bool checked = op.getChecked();
-    KernelBuilder k(kernels, op.getLoc(),
-                    getKernelName(op, "compact_sources", kernels),
-                    {P{P::GlobalPtr, elementAlign(op.getAcceptIndex())},
-                     P{P::GlobalPtr, elementAlign(op.getOutCacheLoc())},
-                     P{P::GlobalPtr, checked ? elementAlign(op.getCounts()) : 8},
-                     P{P::GlobalPtr, elementAlign(op.getSources())},
-                     P{P::GlobalPtr, 8}, P{P::Scalar}, P{P::Scalar},
-                     P{P::Scalar}},
-                    T);
+    KernelBuilder k(
+        kernels, op.getLoc(), getKernelName(op, "compact_sources", kernels),
+        {P{P::GlobalPtr, elementAlign(op.getAcceptIndex())},
+         P{P::GlobalPtr, elementAlign(op.getOutCacheLoc())},
+         P{P::GlobalPtr, checked ? elementAlign(op.getCounts()) : 8},
+         P{P::GlobalPtr, elementAlign(op.getSources())}, P{P::GlobalPtr, 8},
+         P{P::Scalar}, P{P::Scalar}, P{P::Scalar}},
+        T);
     ImplicitLocOpBuilder &b = k.builder();
     k.setLaunch({b.getNamedAttr("block", b.getI64IntegerAttr(T)),
                  b.getNamedAttr("grid", b.getStringAttr("single"))});
@@ -50,51 +49,62 @@ struct CompactSourcesToKernel : KernelPattern<CompactSourcesOp> {
     Value sentinel = k.i64(op.getSentinelAttr().getInt());
     Value zero = k.i64(0), one = k.i64(1);
 
-    Value total = k.scanRounds(bs, [&](Value i, Value active) -> Value {
-      Value rowStart = k.mul(i, w);
-      Value count = k.ifValue(active, k.i64Type(), [&]() -> Value {
-        return k.forLoopCarried(zero, w, one, zero, [&](Value j, Value c) {
-          Value a = k.loadI64(k.param(ACC), accT, k.add(rowStart, j));
-          Value keep = k.cmp(CmpIPredicate::ne, a, sentinel);
-          return k.select(keep, k.add(c, one), c);
-        });
-      }, [&]() -> Value { return zero; });
-      if (checked) {
-        k.ifThen(active, [&] {
-          Value expected =
-              k.add(k.loadI64(k.param(COUNTS), elementType(op.getCounts()), i), one);
-          k.ifThen(k.cmp(CmpIPredicate::ne, count, expected), [&] {
-            k.recordError(status, KVCACHE_ERR_ACCEPT_COUNT, i, count, expected);
+    Value total = k.scanRounds(
+        bs,
+        [&](Value i, Value active) -> Value {
+          Value rowStart = k.mul(i, w);
+          Value count = k.ifValue(
+              active, k.i64Type(),
+              [&]() -> Value {
+                return k.forLoopCarried(
+                    zero, w, one, zero, [&](Value j, Value c) {
+                      Value a =
+                          k.loadI64(k.param(ACC), accT, k.add(rowStart, j));
+                      Value keep = k.cmp(CmpIPredicate::ne, a, sentinel);
+                      return k.select(keep, k.add(c, one), c);
+                    });
+              },
+              [&]() -> Value { return zero; });
+          if (checked) {
+            k.ifThen(active, [&] {
+              Value expected = k.add(
+                  k.loadI64(k.param(COUNTS), elementType(op.getCounts()), i),
+                  one);
+              k.ifThen(k.cmp(CmpIPredicate::ne, count, expected), [&] {
+                k.recordError(status, KVCACHE_ERR_ACCEPT_COUNT, i, count,
+                              expected);
+              });
+            });
+          }
+          return count;
+        },
+        [&](Value i, Value active, Value, Value off) {
+          Value rowStart = k.mul(i, w);
+          k.ifThen(active, [&] {
+            k.forLoopCarried(zero, w, one, off, [&](Value j, Value pos) {
+              Value flat = k.add(rowStart, j);
+              Value a = k.loadI64(k.param(ACC), accT, flat);
+              Value keep = k.cmp(CmpIPredicate::ne, a, sentinel);
+              k.ifThen(keep, [&] {
+                auto write = [&] {
+                  Value slot = k.loadI64(k.param(OCL), oclT, a);
+                  k.storeI64(k.param(SRC), srcT, pos, slot);
+                };
+                if (!checked)
+                  return write();
+                k.ifThenElse(
+                    k.outside(a, zero, nOcl),
+                    [&] {
+                      k.recordError(status, KVCACHE_ERR_ACCEPT_INDEX, flat, a,
+                                    nOcl);
+                      k.storeI64(k.param(SRC), srcT, pos, zero);
+                    },
+                    write);
+              });
+              return k.select(keep, k.add(pos, one), pos);
+            });
           });
         });
-      }
-      return count;
-    }, [&](Value i, Value active, Value, Value off) {
-      Value rowStart = k.mul(i, w);
-      k.ifThen(active, [&] {
-        k.forLoopCarried(zero, w, one, off, [&](Value j, Value pos) {
-          Value flat = k.add(rowStart, j);
-          Value a = k.loadI64(k.param(ACC), accT, flat);
-          Value keep = k.cmp(CmpIPredicate::ne, a, sentinel);
-          k.ifThen(keep, [&] {
-            auto write = [&] {
-              Value slot = k.loadI64(k.param(OCL), oclT, a);
-              k.storeI64(k.param(SRC), srcT, pos, slot);
-            };
-            if (!checked)
-              return write();
-            k.ifThenElse(
-                k.outside(a, zero, nOcl),
-                [&] {
-                  k.recordError(status, KVCACHE_ERR_ACCEPT_INDEX, flat, a, nOcl);
-                  k.storeI64(k.param(SRC), srcT, pos, zero);
-                },
-                write);
-          });
-          return k.select(keep, k.add(pos, one), pos);
-        });
-      });
-    });
     k.zeroFill(k.param(SRC), srcT, total, k.mul(bs, w));
     rewriter.eraseOp(op);
     return success();

@@ -52,7 +52,9 @@ struct KVCacheToGPUPass : kvcache::impl::KVCacheToGPUBase<KVCacheToGPUPass> {
       emitError(module.getLoc(), "kvcache-to-gpu: ") << msg;
       signalPassFailure();
     };
-    auto warpMultiple = [](int64_t v) { return v >= 32 && v <= 1024 && v % 32 == 0; };
+    auto warpMultiple = [](int64_t v) {
+      return v >= 32 && v <= 1024 && v % 32 == 0;
+    };
     if (!warpMultiple(scanBlockSize))
       return bad("scan-block-size must be a multiple of 32 in [32, 1024]");
     if (!warpMultiple(copyBlockSize))
@@ -80,9 +82,11 @@ struct KVCacheToGPUPass : kvcache::impl::KVCacheToGPUBase<KVCacheToGPUPass> {
     SmallVector<func::FuncOp> hosts;
     for (auto func : module.getOps<func::FuncOp>())
       if (func.walk([](Operation *op) {
-                return isa<KVCacheDialect>(op->getDialect()) ? WalkResult::interrupt()
-                                                              : WalkResult::advance();
-              }).wasInterrupted())
+                return isa<KVCacheDialect>(op->getDialect())
+                           ? WalkResult::interrupt()
+                           : WalkResult::advance();
+              })
+              .wasInterrupted())
         hosts.push_back(func);
     RewritePatternSet patterns(module.getContext());
     populateKVCacheToGPUPatterns(patterns, kernels, options);

@@ -23,9 +23,10 @@ KernelBuilder::KernelBuilder(gpu::GPUModuleOp module, Location loc,
   MLIRContext *ctx = module.getContext();
   SmallVector<Type> types;
   for (const KernelParam &p : params)
-    types.push_back(p.kind == KernelParam::GlobalPtr
-                        ? Type(LLVM::LLVMPointerType::get(ctx, kGlobalAddressSpace))
-                        : Type(IntegerType::get(ctx, 64)));
+    types.push_back(
+        p.kind == KernelParam::GlobalPtr
+            ? Type(LLVM::LLVMPointerType::get(ctx, kGlobalAddressSpace))
+            : Type(IntegerType::get(ctx, 64)));
   b.setInsertionPointToEnd(module.getBody());
   kernel = gpu::GPUFuncOp::create(b, name, FunctionType::get(ctx, types, {}));
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
@@ -90,7 +91,8 @@ Value KernelBuilder::loadI64(Value base, Type elt, Value idx) {
 
 void KernelBuilder::storeI64(Value base, Type elt, Value idx, Value v) {
   int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
-  Value narrowed = elt.isInteger(64) ? v : Value(arith::TruncIOp::create(b, elt, v));
+  Value narrowed =
+      elt.isInteger(64) ? v : Value(arith::TruncIOp::create(b, elt, v));
   store(narrowed, gep(base, elt, idx), bytes);
 }
 
@@ -139,13 +141,14 @@ std::pair<Value, Value> KernelBuilder::blockExclusiveScan(Value v,
          [&] { store(totals, gep(scratch, i32T, lane), 4); });
   barrier();
   Value hasBefore = cmp(arith::CmpIPredicate::sgt, warp, i32(0));
-  Value before = select(
-      hasBefore,
-      load(i32T,
-           gep(scratch, i32T,
-               select(hasBefore, arith::SubIOp::create(b, warp, i32(1)), i32(0))),
-           4),
-      i32(0));
+  Value before =
+      select(hasBefore,
+             load(i32T,
+                  gep(scratch, i32T,
+                      select(hasBefore, arith::SubIOp::create(b, warp, i32(1)),
+                             i32(0))),
+                  4),
+             i32(0));
   Value blockTotal = load(i32T, gep(scratch, i32T, i32(numWarps - 1)), 4);
   // The scratch is reused by the next round: wait until everyone read it.
   barrier();
@@ -162,15 +165,15 @@ Value KernelBuilder::scanRounds(
                                /*external=*/false);
   Value tid = threadId();
   Value zero = i64(0);
-  return forLoopCarried(zero, numItems, i64(blockSize), zero,
-                        [&](Value base, Value carry) {
-    Value i = add(base, tid);
-    Value active = cmp(arith::CmpIPredicate::slt, i, numItems);
-    Value n = count(i, active);
-    auto [excl, blockTotal] = blockExclusiveScan(toI32(n), scratch);
-    emit(i, active, n, add(carry, toI64(excl)));
-    return add(carry, toI64(blockTotal));
-  });
+  return forLoopCarried(
+      zero, numItems, i64(blockSize), zero, [&](Value base, Value carry) {
+        Value i = add(base, tid);
+        Value active = cmp(arith::CmpIPredicate::slt, i, numItems);
+        Value n = count(i, active);
+        auto [excl, blockTotal] = blockExclusiveScan(toI32(n), scratch);
+        emit(i, active, n, add(carry, toI64(excl)));
+        return add(carry, toI64(blockTotal));
+      });
 }
 
 void KernelBuilder::zeroFill(Value base, Type elt, Value from, Value to) {
@@ -197,6 +200,7 @@ void KernelBuilder::recordError(Value status, int64_t code, Value entry,
 Value KernelBuilder::statusCode(Value status) {
   // Volatile: another block of an earlier kernel wrote it; never cache.
   Type i64T = b.getI64Type();
-  return LLVM::LoadOp::create(b, i64T, gep(status, i64T, i64(KVCACHE_STATUS_CODE)),
-                              8, /*isVolatile=*/true);
+  return LLVM::LoadOp::create(b, i64T,
+                              gep(status, i64T, i64(KVCACHE_STATUS_CODE)), 8,
+                              /*isVolatile=*/true);
 }

@@ -1,11 +1,12 @@
-//===- KernelBuilder.h - building blocks of the kvcache GPU kernels -*- C++ -*-===//
+//===- KernelBuilder.h - building blocks of the kvcache GPU kernels -*- C++
+//-*-===//
 //
 // Emitter (i64 arithmetic, scf loops and branches) plus what GPU kernels need:
 // a gpu.func with bare-pointer parameters, loads and stores through
-// llvm.getelementptr, shared memory, thread/block ids, a block-wide exclusive scan made of
-// warp shuffles, and the status record of checked ops. Every kernel of
-// KVCacheToGPU is written with it, so the three op lowerings read like the
-// algorithms in Passes.td.
+// llvm.getelementptr, shared memory, thread/block ids, a block-wide exclusive
+// scan made of warp shuffles, and the status record of checked ops. Every
+// kernel of KVCacheToGPU is written with it, so the three op lowerings read
+// like the algorithms in Passes.td.
 //
 //===----------------------------------------------------------------------===//
 

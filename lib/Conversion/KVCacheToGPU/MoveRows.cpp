@@ -33,9 +33,12 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
   SmallVector<KernelParam> params(MoveRowsOp op, bool withB) const {
     using P = KernelParam;
     SmallVector<KernelParam> ps = {
-        P{P::GlobalPtr, 8}, P{P::GlobalPtr, elementAlign(op.getSources())},
-        P{P::GlobalPtr, elementAlign(op.getTargets())}, P{P::GlobalPtr, 8},
-        P{P::GlobalPtr, 8}, P{P::Scalar}};
+        P{P::GlobalPtr, 8},
+        P{P::GlobalPtr, elementAlign(op.getSources())},
+        P{P::GlobalPtr, elementAlign(op.getTargets())},
+        P{P::GlobalPtr, 8},
+        P{P::GlobalPtr, 8},
+        P{P::Scalar}};
     if (withB)
       ps.push_back(P{P::Scalar});
     return ps;
@@ -50,16 +53,17 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
   ///   before its writer writes it), then the depth-0 entries from the back.
   void buildPlan(MoveRowsOp op, bool classify) const {
     int64_t T = options.scanBlockSize;
-    KernelBuilder k(kernels, op.getLoc(),
-                    getKernelName(op, classify ? "move_plan" : "move_check",
-                                  kernels),
-                    params(op, /*withB=*/true), T);
+    KernelBuilder k(
+        kernels, op.getLoc(),
+        getKernelName(op, classify ? "move_plan" : "move_check", kernels),
+        params(op, /*withB=*/true), T);
     ImplicitLocOpBuilder &b = k.builder();
     k.setLaunch({b.getNamedAttr("block", b.getI64IntegerAttr(T)),
                  b.getNamedAttr("grid", b.getStringAttr("single"))});
     k.setSingleBlock();
     Type i8 = b.getI8Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
-    Type srcT = elementType(op.getSources()), tgtT = elementType(op.getTargets());
+    Type srcT = elementType(op.getSources()),
+         tgtT = elementType(op.getTargets());
     Value n = k.param(N), numBuffers = k.param(B), status = k.param(STATUS);
     Value zero = k.i64(0), one = k.i64(1), tid = k.threadId(), step = k.i64(T);
     Value minusOne = k.i64(-1);
@@ -69,10 +73,10 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
     if (checked) {
       Value minSlots = k.forLoopCarried(
           zero, numBuffers, one, k.i64(INT64_MAX), [&](Value buf, Value m) {
-            Value slots = k.loadI64(
-                k.param(TABLE), i64,
-                k.add(k.mul(buf, k.i64(KVCACHE_BUFFER_COLUMNS)),
-                      k.i64(KVCACHE_BUFFER_SLOTS)));
+            Value slots =
+                k.loadI64(k.param(TABLE), i64,
+                          k.add(k.mul(buf, k.i64(KVCACHE_BUFFER_COLUMNS)),
+                                k.i64(KVCACHE_BUFFER_SLOTS)));
             return k.select(k.cmp(P::slt, slots, m), slots, m);
           });
       k.forLoop(tid, n, step, [&](Value i) {
@@ -103,8 +107,8 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
     Value hist = at(histOffset);
     Value twoN = k.mul(n, k.i64(2));
     Value atLeast = k.select(k.cmp(P::sgt, twoN, k.i64(64)), twoN, k.i64(64));
-    Value clz = LLVM::CountLeadingZerosOp::create(
-        b, i64, k.sub(atLeast, one), b.getBoolAttr(false));
+    Value clz = LLVM::CountLeadingZerosOp::create(b, i64, k.sub(atLeast, one),
+                                                  b.getBoolAttr(false));
     Value log2P = k.sub(k.i64(64), clz);
     Value capacity = arith::ShLIOp::create(b, one, log2P);
     Value keysOffset = k.bitAnd(
@@ -114,16 +118,16 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
     Value values = at(k.add(keysOffset, k.mul(capacity, k.i64(8))));
     // Shared counters: overlapping, depth-0, cyclic entries; two round flags.
     enum { HAZARDS, SAFE, CYCLIC, FLAG0, FLAG1, NUM_COUNTERS };
-    Value counters = k.sharedMemory(
-        (k.getKernel().getName() + "_counts").str(),
-        LLVM::LLVMArrayType::get(i32, NUM_COUNTERS), /*external=*/false);
+    Value counters = k.sharedMemory((k.getKernel().getName() + "_counts").str(),
+                                    LLVM::LLVMArrayType::get(i32, NUM_COUNTERS),
+                                    /*external=*/false);
     auto counter = [&](int64_t c) { return k.gep(counters, i32, k.i64(c)); };
     // Device scope suffices (system scope is slower): only this GPU's
     // blocks touch the workspace and the shared counters.
     auto atomicAdd = [&](Value ptr, Value v) {
-      return k.toI64(LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, ptr,
-                                               v, LLVM::AtomicOrdering::monotonic,
-                                               "device"));
+      return k.toI64(
+          LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, ptr, v,
+                                    LLVM::AtomicOrdering::monotonic, "device"));
     };
     Value isThread0 = k.cmp(P::eq, tid, zero);
     k.ifThen(isThread0, [&] {
@@ -144,160 +148,189 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
     auto nextSlot = [&](Value h) {
       return k.bitAnd(k.add(h, one), k.sub(capacity, one));
     };
-    Value proceed = checked ? k.cmp(P::eq, k.statusCode(status), zero)
-                            : k.i1(true);
-    k.ifThenElse(proceed, [&] {
-      // 1. Set of moved targets -> the entry that writes each.
-      k.forLoop(tid, n, step, [&](Value i) {
-        Value s = k.loadI64(k.param(SRC), srcT, i);
-        Value t = k.loadI64(k.param(TGT), tgtT, i);
-        k.ifThen(k.cmp(P::ne, s, t), [&] {
-          k.whileLoop(home(t), [&](Value h) -> std::pair<Value, Value> {
-            auto cas = LLVM::AtomicCmpXchgOp::create(
-                b, k.gep(keys, i64, h), minusOne, t,
-                LLVM::AtomicOrdering::monotonic, LLVM::AtomicOrdering::monotonic,
-                "device");
-            Value old = LLVM::ExtractValueOp::create(b, cas, ArrayRef<int64_t>{0});
-            Value won = k.cmp(P::eq, old, minusOne);
-            k.ifThen(won, [&] { k.store(k.toI32(i), k.gep(values, i32, h), 4); });
-            Value done = k.bitOr(won, k.cmp(P::eq, old, t));
-            return {k.bitNot(done), k.select(done, h, nextSlot(h))};
-          });
-        });
-      });
-      k.barrier();
-      // 2. writer(i) and the first pointer-jumping step.
-      k.forLoop(tid, n, step, [&](Value i) {
-        Value s = k.loadI64(k.param(SRC), srcT, i);
-        Value t = k.loadI64(k.param(TGT), tgtT, i);
-        Value writer = k.ifValue(k.cmp(P::ne, s, t), i64, [&]() -> Value {
-          Value h = k.whileLoop(home(s), [&](Value h) -> std::pair<Value, Value> {
-            Value v = k.load(i64, k.gep(keys, i64, h), 8);
-            Value stop = k.bitOr(k.cmp(P::eq, v, s), k.cmp(P::eq, v, minusOne));
-            return {k.bitNot(stop), k.select(stop, h, nextSlot(h))};
-          });
-          Value found = k.cmp(P::eq, k.load(i64, k.gep(keys, i64, h), 8), s);
-          return k.select(found, k.toI64(k.load(i32, k.gep(values, i32, h), 4)),
-                          minusOne);
-        }, [&]() -> Value { return minusOne; });
-        k.store(k.toI32(writer), k.gep(nextBuf[0], i32, i), 4);
-        k.store(k.toI32(k.select(k.cmp(P::sge, writer, zero), one, zero)),
-                k.gep(rankBuf[0], i32, i), 4);
-      });
-      k.barrier();
-      // 3. Pointer jumping (list ranking): rank += rank[next]; next =
-      //    next[next], while some chain is unfinished, at most log2(P)
-      //    rounds; a round flag in shared memory ends it early.
-      Value parity = k.forLoopCarried(zero, log2P, one, zero, [&](Value r,
-                                                                  Value cur) {
-        Value odd = k.cmp(P::ne, k.bitAnd(r, one), zero);
-        Value goFlag = k.select(odd, counter(FLAG1), counter(FLAG0));
-        Value nextFlag = k.select(odd, counter(FLAG0), counter(FLAG1));
-        k.ifThen(isThread0, [&] { k.store(k.i32(0), nextFlag, 4); });
-        k.barrier();
-        Value go = k.cmp(P::ne, k.load(i32, goFlag, 4), k.i32(0));
-        k.ifThen(go, [&] {
-          Value isOne = k.cmp(P::ne, cur, zero);
-          Value nextIn = k.select(isOne, nextBuf[1], nextBuf[0]);
-          Value nextOut = k.select(isOne, nextBuf[0], nextBuf[1]);
-          Value rankIn = k.select(isOne, rankBuf[1], rankBuf[0]);
-          Value rankOut = k.select(isOne, rankBuf[0], rankBuf[1]);
+    Value proceed =
+        checked ? k.cmp(P::eq, k.statusCode(status), zero) : k.i1(true);
+    k.ifThenElse(
+        proceed,
+        [&] {
+          // 1. Set of moved targets -> the entry that writes each.
           k.forLoop(tid, n, step, [&](Value i) {
-            Value nx = k.toI64(k.load(i32, k.gep(nextIn, i32, i), 4));
-            Value rk = k.toI64(k.load(i32, k.gep(rankIn, i32, i), 4));
-            Value live = k.cmp(P::sge, nx, zero);
-            Value nn = k.ifValue(live, i64, [&]() -> Value {
-              return k.toI64(k.load(i32, k.gep(nextIn, i32, nx), 4));
-            }, [&]() -> Value { return minusOne; });
-            Value nr = k.ifValue(live, i64, [&]() -> Value {
-              return k.add(rk, k.toI64(k.load(i32, k.gep(rankIn, i32, nx), 4)));
-            }, [&]() -> Value { return rk; });
-            k.store(k.toI32(nn), k.gep(nextOut, i32, i), 4);
-            k.store(k.toI32(nr), k.gep(rankOut, i32, i), 4);
-            k.ifThen(k.cmp(P::sge, nn, zero),
-                     [&] { k.store(k.i32(1), nextFlag, 4); });
-          });
-        });
-        k.barrier();
-        return k.select(go, k.sub(one, cur), cur);
-      });
-      Value isOne = k.cmp(P::ne, parity, zero);
-      Value nextFinal = k.select(isOne, nextBuf[1], nextBuf[0]);
-      Value rankFinal = k.select(isOne, rankBuf[1], rankBuf[0]);
-      Value depthOut = k.select(isOne, nextBuf[0], nextBuf[1]);
-      Value infinite = k.add(n, one);
-      // 4. Depth of each entry; histogram of the overlapping ones.
-      k.forLoop(tid, n, step, [&](Value i) {
-        Value s = k.loadI64(k.param(SRC), srcT, i);
-        Value t = k.loadI64(k.param(TGT), tgtT, i);
-        Value moving = k.cmp(P::ne, s, t);
-        Value nx = k.toI64(k.load(i32, k.gep(nextFinal, i32, i), 4));
-        Value rk = k.toI64(k.load(i32, k.gep(rankFinal, i32, i), 4));
-        Value cyclic = k.cmp(P::sge, nx, zero);
-        Value depth = k.select(moving, k.select(cyclic, infinite, rk), minusOne);
-        k.store(k.toI32(depth), k.gep(depthOut, i32, i), 4);
-        k.ifThen(k.cmp(P::sge, depth, one), [&] {
-          atomicAdd(k.gep(hist, i32, depth), k.i32(1));
-          atomicAdd(counter(HAZARDS), k.i32(1));
-          k.ifThen(cyclic, [&] { atomicAdd(counter(CYCLIC), k.i32(1)); });
-        });
-      });
-      k.barrier();
-      // 5. Counts -> first list position per depth, deepest first: each
-      //    thread owns a run of buckets (in descending depth), a block scan
-      //    orders the runs.
-      Value buckets = k.add(n, k.i64(2));
-      Value run = arith::DivUIOp::create(b, k.add(buckets, k.i64(T - 1)), step);
-      Value firstQ = k.mul(tid, run);
-      Value lastQ = k.select(k.cmp(P::slt, k.add(firstQ, run), buckets),
-                             k.add(firstQ, run), buckets);
-      auto bucketOf = [&](Value q) { return k.sub(k.add(n, one), q); };
-      Value mine = k.forLoopCarried(firstQ, lastQ, one, zero, [&](Value q,
-                                                                  Value acc) {
-        return k.add(acc, k.toI64(k.load(i32, k.gep(hist, i32, bucketOf(q)), 4)));
-      });
-      Value scratch = k.sharedMemory(
-          (k.getKernel().getName() + "_scan").str(),
-          LLVM::LLVMArrayType::get(i32, 32), /*external=*/false);
-      auto [excl, total] = k.blockExclusiveScan(k.toI32(mine), scratch);
-      (void)total;
-      k.forLoopCarried(firstQ, lastQ, one, k.toI64(excl), [&](Value q, Value off) {
-        Value p = k.gep(hist, i32, bucketOf(q));
-        Value c = k.toI64(k.load(i32, p, 4));
-        k.store(k.toI32(off), p, 4);
-        return k.add(off, c);
-      });
-      k.barrier();
-      // 6. Place every moving entry.
-      k.forLoop(tid, n, step, [&](Value i) {
-        Value depth = k.toI64(k.load(i32, k.gep(depthOut, i32, i), 4));
-        k.ifThenElse(
-            k.cmp(P::sge, depth, one),
-            [&] {
-              Value pos = atomicAdd(k.gep(hist, i32, depth), k.i32(1));
-              k.store(k.toI32(i), k.gep(list, i32, pos), 4);
-            },
-            [&] {
-              k.ifThen(k.cmp(P::eq, depth, zero), [&] {
-                Value pos = atomicAdd(counter(SAFE), k.i32(1));
-                k.store(k.toI32(i), k.gep(list, i32, k.sub(k.sub(n, one), pos)), 4);
+            Value s = k.loadI64(k.param(SRC), srcT, i);
+            Value t = k.loadI64(k.param(TGT), tgtT, i);
+            k.ifThen(k.cmp(P::ne, s, t), [&] {
+              k.whileLoop(home(t), [&](Value h) -> std::pair<Value, Value> {
+                auto cas = LLVM::AtomicCmpXchgOp::create(
+                    b, k.gep(keys, i64, h), minusOne, t,
+                    LLVM::AtomicOrdering::monotonic,
+                    LLVM::AtomicOrdering::monotonic, "device");
+                Value old =
+                    LLVM::ExtractValueOp::create(b, cas, ArrayRef<int64_t>{0});
+                Value won = k.cmp(P::eq, old, minusOne);
+                k.ifThen(won, [&] {
+                  k.store(k.toI32(i), k.gep(values, i32, h), 4);
+                });
+                Value done = k.bitOr(won, k.cmp(P::eq, old, t));
+                return {k.bitNot(done), k.select(done, h, nextSlot(h))};
               });
             });
-      });
-      k.barrier();
-      k.ifThen(isThread0, [&] {
-        Value hz = k.load(i32, counter(HAZARDS), 4);
-        Value safe = k.load(i32, counter(SAFE), 4);
-        k.store(arith::AddIOp::create(b, hz, safe), k.gep(ws, i32, k.i64(0)), 4);
-        k.store(hz, k.gep(ws, i32, k.i64(1)), 4);
-        k.store(k.load(i32, counter(CYCLIC), 4), k.gep(ws, i32, k.i64(2)), 4);
-      });
-    }, [&] {
-      k.ifThen(isThread0, [&] {
-        for (int64_t c = 0; c < 3; ++c)
-          k.store(k.i32(0), k.gep(ws, i32, k.i64(c)), 4);
-      });
-    });
+          });
+          k.barrier();
+          // 2. writer(i) and the first pointer-jumping step.
+          k.forLoop(tid, n, step, [&](Value i) {
+            Value s = k.loadI64(k.param(SRC), srcT, i);
+            Value t = k.loadI64(k.param(TGT), tgtT, i);
+            Value writer = k.ifValue(
+                k.cmp(P::ne, s, t), i64,
+                [&]() -> Value {
+                  Value h = k.whileLoop(
+                      home(s), [&](Value h) -> std::pair<Value, Value> {
+                        Value v = k.load(i64, k.gep(keys, i64, h), 8);
+                        Value stop = k.bitOr(k.cmp(P::eq, v, s),
+                                             k.cmp(P::eq, v, minusOne));
+                        return {k.bitNot(stop), k.select(stop, h, nextSlot(h))};
+                      });
+                  Value found =
+                      k.cmp(P::eq, k.load(i64, k.gep(keys, i64, h), 8), s);
+                  return k.select(
+                      found, k.toI64(k.load(i32, k.gep(values, i32, h), 4)),
+                      minusOne);
+                },
+                [&]() -> Value { return minusOne; });
+            k.store(k.toI32(writer), k.gep(nextBuf[0], i32, i), 4);
+            k.store(k.toI32(k.select(k.cmp(P::sge, writer, zero), one, zero)),
+                    k.gep(rankBuf[0], i32, i), 4);
+          });
+          k.barrier();
+          // 3. Pointer jumping (list ranking): rank += rank[next]; next =
+          //    next[next], while some chain is unfinished, at most log2(P)
+          //    rounds; a round flag in shared memory ends it early.
+          Value parity =
+              k.forLoopCarried(zero, log2P, one, zero, [&](Value r, Value cur) {
+                Value odd = k.cmp(P::ne, k.bitAnd(r, one), zero);
+                Value goFlag = k.select(odd, counter(FLAG1), counter(FLAG0));
+                Value nextFlag = k.select(odd, counter(FLAG0), counter(FLAG1));
+                k.ifThen(isThread0, [&] { k.store(k.i32(0), nextFlag, 4); });
+                k.barrier();
+                Value go = k.cmp(P::ne, k.load(i32, goFlag, 4), k.i32(0));
+                k.ifThen(go, [&] {
+                  Value isOne = k.cmp(P::ne, cur, zero);
+                  Value nextIn = k.select(isOne, nextBuf[1], nextBuf[0]);
+                  Value nextOut = k.select(isOne, nextBuf[0], nextBuf[1]);
+                  Value rankIn = k.select(isOne, rankBuf[1], rankBuf[0]);
+                  Value rankOut = k.select(isOne, rankBuf[0], rankBuf[1]);
+                  k.forLoop(tid, n, step, [&](Value i) {
+                    Value nx = k.toI64(k.load(i32, k.gep(nextIn, i32, i), 4));
+                    Value rk = k.toI64(k.load(i32, k.gep(rankIn, i32, i), 4));
+                    Value live = k.cmp(P::sge, nx, zero);
+                    Value nn = k.ifValue(
+                        live, i64,
+                        [&]() -> Value {
+                          return k.toI64(
+                              k.load(i32, k.gep(nextIn, i32, nx), 4));
+                        },
+                        [&]() -> Value { return minusOne; });
+                    Value nr = k.ifValue(
+                        live, i64,
+                        [&]() -> Value {
+                          return k.add(
+                              rk,
+                              k.toI64(k.load(i32, k.gep(rankIn, i32, nx), 4)));
+                        },
+                        [&]() -> Value { return rk; });
+                    k.store(k.toI32(nn), k.gep(nextOut, i32, i), 4);
+                    k.store(k.toI32(nr), k.gep(rankOut, i32, i), 4);
+                    k.ifThen(k.cmp(P::sge, nn, zero),
+                             [&] { k.store(k.i32(1), nextFlag, 4); });
+                  });
+                });
+                k.barrier();
+                return k.select(go, k.sub(one, cur), cur);
+              });
+          Value isOne = k.cmp(P::ne, parity, zero);
+          Value nextFinal = k.select(isOne, nextBuf[1], nextBuf[0]);
+          Value rankFinal = k.select(isOne, rankBuf[1], rankBuf[0]);
+          Value depthOut = k.select(isOne, nextBuf[0], nextBuf[1]);
+          Value infinite = k.add(n, one);
+          // 4. Depth of each entry; histogram of the overlapping ones.
+          k.forLoop(tid, n, step, [&](Value i) {
+            Value s = k.loadI64(k.param(SRC), srcT, i);
+            Value t = k.loadI64(k.param(TGT), tgtT, i);
+            Value moving = k.cmp(P::ne, s, t);
+            Value nx = k.toI64(k.load(i32, k.gep(nextFinal, i32, i), 4));
+            Value rk = k.toI64(k.load(i32, k.gep(rankFinal, i32, i), 4));
+            Value cyclic = k.cmp(P::sge, nx, zero);
+            Value depth =
+                k.select(moving, k.select(cyclic, infinite, rk), minusOne);
+            k.store(k.toI32(depth), k.gep(depthOut, i32, i), 4);
+            k.ifThen(k.cmp(P::sge, depth, one), [&] {
+              atomicAdd(k.gep(hist, i32, depth), k.i32(1));
+              atomicAdd(counter(HAZARDS), k.i32(1));
+              k.ifThen(cyclic, [&] { atomicAdd(counter(CYCLIC), k.i32(1)); });
+            });
+          });
+          k.barrier();
+          // 5. Counts -> first list position per depth, deepest first: each
+          //    thread owns a run of buckets (in descending depth), a block scan
+          //    orders the runs.
+          Value buckets = k.add(n, k.i64(2));
+          Value run =
+              arith::DivUIOp::create(b, k.add(buckets, k.i64(T - 1)), step);
+          Value firstQ = k.mul(tid, run);
+          Value lastQ = k.select(k.cmp(P::slt, k.add(firstQ, run), buckets),
+                                 k.add(firstQ, run), buckets);
+          auto bucketOf = [&](Value q) { return k.sub(k.add(n, one), q); };
+          Value mine = k.forLoopCarried(
+              firstQ, lastQ, one, zero, [&](Value q, Value acc) {
+                return k.add(acc, k.toI64(k.load(
+                                      i32, k.gep(hist, i32, bucketOf(q)), 4)));
+              });
+          Value scratch = k.sharedMemory(
+              (k.getKernel().getName() + "_scan").str(),
+              LLVM::LLVMArrayType::get(i32, 32), /*external=*/false);
+          auto [excl, total] = k.blockExclusiveScan(k.toI32(mine), scratch);
+          (void)total;
+          k.forLoopCarried(firstQ, lastQ, one, k.toI64(excl),
+                           [&](Value q, Value off) {
+                             Value p = k.gep(hist, i32, bucketOf(q));
+                             Value c = k.toI64(k.load(i32, p, 4));
+                             k.store(k.toI32(off), p, 4);
+                             return k.add(off, c);
+                           });
+          k.barrier();
+          // 6. Place every moving entry.
+          k.forLoop(tid, n, step, [&](Value i) {
+            Value depth = k.toI64(k.load(i32, k.gep(depthOut, i32, i), 4));
+            k.ifThenElse(
+                k.cmp(P::sge, depth, one),
+                [&] {
+                  Value pos = atomicAdd(k.gep(hist, i32, depth), k.i32(1));
+                  k.store(k.toI32(i), k.gep(list, i32, pos), 4);
+                },
+                [&] {
+                  k.ifThen(k.cmp(P::eq, depth, zero), [&] {
+                    Value pos = atomicAdd(counter(SAFE), k.i32(1));
+                    k.store(k.toI32(i),
+                            k.gep(list, i32, k.sub(k.sub(n, one), pos)), 4);
+                  });
+                });
+          });
+          k.barrier();
+          k.ifThen(isThread0, [&] {
+            Value hz = k.load(i32, counter(HAZARDS), 4);
+            Value safe = k.load(i32, counter(SAFE), 4);
+            k.store(arith::AddIOp::create(b, hz, safe),
+                    k.gep(ws, i32, k.i64(0)), 4);
+            k.store(hz, k.gep(ws, i32, k.i64(1)), 4);
+            k.store(k.load(i32, counter(CYCLIC), 4), k.gep(ws, i32, k.i64(2)),
+                    4);
+          });
+        },
+        [&] {
+          k.ifThen(isThread0, [&] {
+            for (int64_t c = 0; c < 3; ++c)
+              k.store(k.i32(0), k.gep(ws, i32, k.i64(c)), 4);
+          });
+        });
   }
 
   /// The bytes one thread of a row-move block moves: block (x, y) owns bytes
@@ -313,9 +346,11 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
         : k(k), tile(tile), lane(lane) {
       ImplicitLocOpBuilder &b = k.builder();
       Type i64 = b.getI64Type();
-      Value row = k.mul(k.blockId(gpu::Dimension::y), k.i64(KVCACHE_BUFFER_COLUMNS));
+      Value row =
+          k.mul(k.blockId(gpu::Dimension::y), k.i64(KVCACHE_BUFFER_COLUMNS));
       base = k.loadI64(table, i64, k.add(row, k.i64(KVCACHE_BUFFER_ADDRESS)));
-      rowBytes = k.loadI64(table, i64, k.add(row, k.i64(KVCACHE_BUFFER_ROW_BYTES)));
+      rowBytes =
+          k.loadI64(table, i64, k.add(row, k.i64(KVCACHE_BUFFER_ROW_BYTES)));
       tileStart = k.mul(k.blockId(gpu::Dimension::x), k.i64(tile));
       if (staged)
         staging = k.sharedMemory((k.getKernel().getName() + "_staging").str(),
@@ -329,23 +364,27 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
         ImplicitLocOpBuilder &b = k.builder();
         ptr = LLVM::IntToPtrOp::create(b, k.globalPtrType(), base);
         col = k.add(tileStart, k.mul(lane, k.i64(kVectorBytes)));
-        vectorizable = k.cmp(CmpIPredicate::eq,
-                             k.bitAnd(k.bitOr(base, rowBytes), k.i64(kVectorBytes - 1)),
-                             k.i64(0));
+        vectorizable =
+            k.cmp(CmpIPredicate::eq,
+                  k.bitAnd(k.bitOr(base, rowBytes), k.i64(kVectorBytes - 1)),
+                  k.i64(0));
         body();
       });
     }
     Value rowAt(Value slot) {
-      return k.gep(ptr, k.builder().getI8Type(), k.add(k.mul(slot, rowBytes), col));
+      return k.gep(ptr, k.builder().getI8Type(),
+                   k.add(k.mul(slot, rowBytes), col));
     }
     /// This thread's 16 bytes of staging slot `slot` in dynamic shared memory.
     Value stagedAt(Value slot) {
-      return k.gep(staging, k.builder().getI8Type(),
-                   k.add(k.mul(slot, k.i64(tile)), k.mul(lane, k.i64(kVectorBytes))));
+      return k.gep(
+          staging, k.builder().getI8Type(),
+          k.add(k.mul(slot, k.i64(tile)), k.mul(lane, k.i64(kVectorBytes))));
     }
     /// Moves this thread's 16 bytes from `from` to `to`: one vector when the
     /// rows allow it, else byte by byte up to the end of the row.
-    void move16(llvm::function_ref<Value()> from, llvm::function_ref<Value()> to) {
+    void move16(llvm::function_ref<Value()> from,
+                llvm::function_ref<Value()> to) {
       ImplicitLocOpBuilder &b = k.builder();
       Type i8 = b.getI8Type();
       Type vec = VectorType::get({kVectorBytes / 4}, b.getI32Type());
@@ -360,8 +399,9 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
           [&] {
             Value f = from(), t = to();
             Value avail = k.sub(rowBytes, col);
-            Value end = k.select(k.cmp(CmpIPredicate::slt, avail, k.i64(kVectorBytes)),
-                                 avail, k.i64(kVectorBytes));
+            Value end =
+                k.select(k.cmp(CmpIPredicate::slt, avail, k.i64(kVectorBytes)),
+                         avail, k.i64(kVectorBytes));
             k.forLoop(k.i64(0), end, k.i64(1), [&](Value q) {
               Value v = k.load(i8, k.gep(f, i8, q), 1);
               k.store(v, k.gep(t, i8, q), 1);
@@ -382,14 +422,15 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
                     getKernelName(op, "move_copy", kernels),
                     params(op, /*withB=*/false), T);
     ImplicitLocOpBuilder &b = k.builder();
-    k.setLaunch(
-        {b.getNamedAttr("block", b.getI64IntegerAttr(T)),
-         b.getNamedAttr("grid", b.getStringAttr("row_tiles_x_buffers")),
-         b.getNamedAttr("tile_bytes", b.getI64IntegerAttr(tile)),
-         b.getNamedAttr("dynamic_shared_memory",
-                        b.getI64IntegerAttr(gatherThenScatter ? capacity * tile : 0))});
+    k.setLaunch({b.getNamedAttr("block", b.getI64IntegerAttr(T)),
+                 b.getNamedAttr("grid", b.getStringAttr("row_tiles_x_buffers")),
+                 b.getNamedAttr("tile_bytes", b.getI64IntegerAttr(tile)),
+                 b.getNamedAttr("dynamic_shared_memory",
+                                b.getI64IntegerAttr(
+                                    gatherThenScatter ? capacity * tile : 0))});
     Type i8 = b.getI8Type(), i32 = b.getI32Type();
-    Type srcT = elementType(op.getSources()), tgtT = elementType(op.getTargets());
+    Type srcT = elementType(op.getSources()),
+         tgtT = elementType(op.getTargets());
     Value n = k.param(N), status = k.param(STATUS), ws = k.param(WS);
     Value zero = k.i64(0), one = k.i64(1), tid = k.threadId();
     bool checked = op.getChecked();
@@ -411,21 +452,27 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
           Value cap = k.i64(capacity);
           k.forLoop(zero, staged, cap, [&](Value chunk) {
             Value rest = k.sub(staged, chunk);
-            Value count = k.select(k.cmp(CmpIPredicate::slt, rest, cap), rest, cap);
+            Value count =
+                k.select(k.cmp(CmpIPredicate::slt, rest, cap), rest, cap);
             k.forLoop(group, count, step, [&](Value slot) {
-              Value s = k.loadI64(k.param(SRC), srcT, entryAt(k.add(chunk, slot)));
-              rt.move16([&] { return rt.rowAt(s); }, [&] { return rt.stagedAt(slot); });
+              Value s =
+                  k.loadI64(k.param(SRC), srcT, entryAt(k.add(chunk, slot)));
+              rt.move16([&] { return rt.rowAt(s); },
+                        [&] { return rt.stagedAt(slot); });
             });
             k.barrier();
             k.forLoop(group, count, step, [&](Value slot) {
-              Value t = k.loadI64(k.param(TGT), tgtT, entryAt(k.add(chunk, slot)));
-              rt.move16([&] { return rt.stagedAt(slot); }, [&] { return rt.rowAt(t); });
+              Value t =
+                  k.loadI64(k.param(TGT), tgtT, entryAt(k.add(chunk, slot)));
+              rt.move16([&] { return rt.stagedAt(slot); },
+                        [&] { return rt.rowAt(t); });
             });
             k.barrier();
           });
         }
         k.forLoop(group, k.sub(moving, staged), step, [&](Value pos) {
-          Value e = gatherThenScatter ? entryAt(k.sub(k.sub(n, one), pos)) : pos;
+          Value e =
+              gatherThenScatter ? entryAt(k.sub(k.sub(n, one), pos)) : pos;
           Value s = k.loadI64(k.param(SRC), srcT, e);
           Value t = k.loadI64(k.param(TGT), tgtT, e);
           k.ifThen(k.cmp(CmpIPredicate::ne, s, t), [&] {
@@ -435,8 +482,9 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
       });
     };
 
-    Value proceed = checked ? k.cmp(CmpIPredicate::eq, k.statusCode(status), zero)
-                            : k.i1(true);
+    Value proceed = checked
+                        ? k.cmp(CmpIPredicate::eq, k.statusCode(status), zero)
+                        : k.i1(true);
     k.ifThen(proceed, [&] {
       if (!gatherThenScatter)
         return body();
@@ -448,11 +496,11 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
           [&] {
             if (!checked)
               return;
-            Value first = k.cmp(
-                CmpIPredicate::eq,
-                k.bitOr(k.bitOr(tid, k.blockId(gpu::Dimension::x)),
-                        k.blockId(gpu::Dimension::y)),
-                zero);
+            Value first =
+                k.cmp(CmpIPredicate::eq,
+                      k.bitOr(k.bitOr(tid, k.blockId(gpu::Dimension::x)),
+                              k.blockId(gpu::Dimension::y)),
+                      zero);
             k.ifThen(first, [&] {
               k.recordError(status, KVCACHE_ERR_STAGING_CAPACITY, zero, cyclic,
                             k.i64(capacity));
@@ -473,23 +521,25 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
     int64_t lanes = tile / kVectorBytes, groups = T / lanes;
     int64_t capacity = options.stagingBytes / tile;
     using KP = KernelParam;
-    KernelBuilder k(kernels, op.getLoc(),
-                    getKernelName(op, "move_stage_all", kernels),
-                    {KP{KP::GlobalPtr, 8}, KP{KP::GlobalPtr, elementAlign(op.getSources())},
-                     KP{KP::GlobalPtr, elementAlign(op.getTargets())}, KP{KP::GlobalPtr, 8},
-                     KP{KP::Scalar}, KP{KP::Scalar}},
-                    T);
+    KernelBuilder k(
+        kernels, op.getLoc(), getKernelName(op, "move_stage_all", kernels),
+        {KP{KP::GlobalPtr, 8}, KP{KP::GlobalPtr, elementAlign(op.getSources())},
+         KP{KP::GlobalPtr, elementAlign(op.getTargets())}, KP{KP::GlobalPtr, 8},
+         KP{KP::Scalar}, KP{KP::Scalar}},
+        T);
     enum { S_TABLE, S_SRC, S_TGT, S_STATUS, S_N, S_B };
     ImplicitLocOpBuilder &b = k.builder();
-    k.setLaunch(
-        {b.getNamedAttr("block", b.getI64IntegerAttr(T)),
-         b.getNamedAttr("grid", b.getStringAttr("row_tiles_x_buffers")),
-         b.getNamedAttr("tile_bytes", b.getI64IntegerAttr(tile)),
-         b.getNamedAttr("max_entries", b.getI64IntegerAttr(capacity)),
-         b.getNamedAttr("dynamic_shared_memory", b.getI64IntegerAttr(capacity * tile))});
+    k.setLaunch({b.getNamedAttr("block", b.getI64IntegerAttr(T)),
+                 b.getNamedAttr("grid", b.getStringAttr("row_tiles_x_buffers")),
+                 b.getNamedAttr("tile_bytes", b.getI64IntegerAttr(tile)),
+                 b.getNamedAttr("max_entries", b.getI64IntegerAttr(capacity)),
+                 b.getNamedAttr("dynamic_shared_memory",
+                                b.getI64IntegerAttr(capacity * tile))});
     Type i32 = b.getI32Type(), i64 = b.getI64Type();
-    Type srcT = elementType(op.getSources()), tgtT = elementType(op.getTargets());
-    Value n = k.param(S_N), status = k.param(S_STATUS), table = k.param(S_TABLE);
+    Type srcT = elementType(op.getSources()),
+         tgtT = elementType(op.getTargets());
+    Value n = k.param(S_N), status = k.param(S_STATUS),
+          table = k.param(S_TABLE);
     Value zero = k.i64(0), tid = k.threadId();
     Value lane = k.bitAnd(tid, k.i64(lanes - 1));
     Value group = arith::DivUIOp::create(b, tid, k.i64(lanes));
@@ -508,8 +558,9 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
       if (op.getChecked()) {
         // [0]: smallest slot count of all buffers, [1]: 1 once a bad slot
         // is seen by any thread of this block.
-        Value shared = k.sharedMemory((k.getKernel().getName() + "_check").str(),
-                                      LLVM::LLVMArrayType::get(i64, 2), false);
+        Value shared =
+            k.sharedMemory((k.getKernel().getName() + "_check").str(),
+                           LLVM::LLVMArrayType::get(i64, 2), false);
         Value minSlotsP = k.gep(shared, i64, k.i64(0));
         Value badP = k.gep(shared, i64, k.i64(1));
         k.ifThen(k.cmp(CmpIPredicate::eq, tid, zero), [&] {
@@ -518,9 +569,10 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
         });
         k.barrier();
         k.forLoop(tid, k.param(S_B), k.i64(T), [&](Value buf) {
-          Value slots = k.loadI64(table, i64,
-                                  k.add(k.mul(buf, k.i64(KVCACHE_BUFFER_COLUMNS)),
-                                        k.i64(KVCACHE_BUFFER_SLOTS)));
+          Value slots =
+              k.loadI64(table, i64,
+                        k.add(k.mul(buf, k.i64(KVCACHE_BUFFER_COLUMNS)),
+                              k.i64(KVCACHE_BUFFER_SLOTS)));
           LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::min, minSlotsP, slots,
                                     LLVM::AtomicOrdering::monotonic, "block");
         });
@@ -545,13 +597,15 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
         rt.ifTileInRow([&] {
           k.forLoop(group, n, step, [&](Value pos) {
             moved(pos, [&](Value s, Value) {
-              rt.move16([&] { return rt.rowAt(s); }, [&] { return rt.stagedAt(pos); });
+              rt.move16([&] { return rt.rowAt(s); },
+                        [&] { return rt.stagedAt(pos); });
             });
           });
           k.barrier();
           k.forLoop(group, n, step, [&](Value pos) {
             moved(pos, [&](Value, Value t) {
-              rt.move16([&] { return rt.stagedAt(pos); }, [&] { return rt.rowAt(t); });
+              rt.move16([&] { return rt.stagedAt(pos); },
+                        [&] { return rt.rowAt(t); });
             });
           });
         });
@@ -562,7 +616,8 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
 
   LogicalResult matchAndRewrite(MoveRowsOp op,
                                 PatternRewriter &rewriter) const override {
-    bool gatherThenScatter = op.getOverlap() == OverlapPolicy::GatherThenScatter;
+    bool gatherThenScatter =
+        op.getOverlap() == OverlapPolicy::GatherThenScatter;
     if (gatherThenScatter || op.getChecked())
       buildPlan(op, /*classify=*/gatherThenScatter);
     buildCopy(op, gatherThenScatter);

@@ -25,8 +25,7 @@ void populateMoveRowsToGPUPattern(RewritePatternSet &patterns,
                                   const GPUKernelOptions &options);
 
 /// Base of the per-op patterns: each builds its kernels into `kernels`.
-template <typename OpTy>
-struct KernelPattern : OpRewritePattern<OpTy> {
+template <typename OpTy> struct KernelPattern : OpRewritePattern<OpTy> {
   KernelPattern(MLIRContext *ctx, gpu::GPUModuleOp kernels,
                 const GPUKernelOptions &options)
       : OpRewritePattern<OpTy>(ctx), kernels(kernels), options(options) {}

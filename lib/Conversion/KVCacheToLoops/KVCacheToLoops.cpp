@@ -72,10 +72,9 @@ public:
   }
   /// The address held by a memref, as an LLVM pointer.
   Value pointer(Value memref) {
-    Value addr =
-        memref::ExtractAlignedPointerAsIndexOp::create(b, memref);
-    return LLVM::IntToPtrOp::create(b, LLVM::LLVMPointerType::get(b.getContext()),
-                                    toI64(addr));
+    Value addr = memref::ExtractAlignedPointerAsIndexOp::create(b, memref);
+    return LLVM::IntToPtrOp::create(
+        b, LLVM::LLVMPointerType::get(b.getContext()), toI64(addr));
   }
   Value pointerAt(Value base, Value byteOffset) {
     return LLVM::GEPOp::create(b, base.getType(), b.getI8Type(), base,
@@ -86,8 +85,8 @@ public:
   }
 };
 
-/// off = 0; for i: for j < acc_i: targets[off++] = req_to_token[rpi[i], seq[i] + j];
-/// targets[off..] = 0.
+/// off = 0; for i: for j < acc_i: targets[off++] = req_to_token[rpi[i], seq[i]
+/// + j]; targets[off..] = 0.
 struct AssignTargetsToLoops : OpRewritePattern<AssignTargetsOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AssignTargetsOp op,
@@ -100,41 +99,42 @@ struct AssignTargetsToLoops : OpRewritePattern<AssignTargetsOp> {
     Value size = e.dim(op.getTargets(), 0);
     Value status = op.getStatus();
     bool checked = op.getChecked();
-    Value total = e.forLoopCarried(zero, bs, one, zero, [&](Value i, Value off) {
-      Value r = e.load(op.getReqPoolIndices(), {i});
-      Value s = e.load(op.getSeqLens(), {i});
-      Value acc = e.add(e.load(op.getNumCorrectDrafts(), {i}), one);
-      auto write = [&] {
-        e.forLoop(zero, acc, one, [&](Value j) {
-          Value slot = e.load(op.getReqToToken(), {r, e.add(s, j)});
-          e.store(slot, op.getTargets(), {e.add(off, j)});
-        });
-      };
-      if (!checked) {
-        write();
-        return e.add(off, acc);
-      }
-      RequestBounds bounds(e, r, s, acc, maxReqs, poolLen);
-      Value bad = bounds.bad;
-      Value overflow = e.cmp(CmpIPredicate::sgt, e.add(off, acc), size);
-      e.ifThenElse(
-          bad,
-          [&] {
-            bounds.recordFirst([&](int64_t code, Value value, Value bound) {
-              e.recordError(status, code, i, value, bound);
+    Value total =
+        e.forLoopCarried(zero, bs, one, zero, [&](Value i, Value off) {
+          Value r = e.load(op.getReqPoolIndices(), {i});
+          Value s = e.load(op.getSeqLens(), {i});
+          Value acc = e.add(e.load(op.getNumCorrectDrafts(), {i}), one);
+          auto write = [&] {
+            e.forLoop(zero, acc, one, [&](Value j) {
+              Value slot = e.load(op.getReqToToken(), {r, e.add(s, j)});
+              e.store(slot, op.getTargets(), {e.add(off, j)});
             });
-          },
-          [&] {
-            e.ifThenElse(
-                overflow,
-                [&] {
-                  e.recordError(status, KVCACHE_ERR_TARGETS_OVERFLOW, i,
-                                e.add(off, acc), size);
-                },
-                write);
-          });
-      return e.add(off, e.select(bad, zero, acc));
-    });
+          };
+          if (!checked) {
+            write();
+            return e.add(off, acc);
+          }
+          RequestBounds bounds(e, r, s, acc, maxReqs, poolLen);
+          Value bad = bounds.bad;
+          Value overflow = e.cmp(CmpIPredicate::sgt, e.add(off, acc), size);
+          e.ifThenElse(
+              bad,
+              [&] {
+                bounds.recordFirst([&](int64_t code, Value value, Value bound) {
+                  e.recordError(status, code, i, value, bound);
+                });
+              },
+              [&] {
+                e.ifThenElse(
+                    overflow,
+                    [&] {
+                      e.recordError(status, KVCACHE_ERR_TARGETS_OVERFLOW, i,
+                                    e.add(off, acc), size);
+                    },
+                    write);
+              });
+          return e.add(off, e.select(bad, zero, acc));
+        });
     e.forLoop(total, size, one,
               [&](Value k) { e.store(zero, op.getTargets(), {k}); });
     rewriter.eraseOp(op);
@@ -157,38 +157,42 @@ struct CompactSourcesToLoops : OpRewritePattern<CompactSourcesOp> {
     Value sentinel = e.i64(op.getSentinelAttr().getInt());
     Value status = op.getStatus();
     bool checked = op.getChecked();
-    Value total = e.forLoopCarried(zero, bs, one, zero, [&](Value i, Value start) {
-      if (checked) {
-        Value count = e.forLoopCarried(zero, w, one, zero, [&](Value j, Value c) {
-          Value a = e.load(op.getAcceptIndex(), {i, j});
-          return e.select(e.cmp(CmpIPredicate::ne, a, sentinel), e.add(c, one), c);
+    Value total =
+        e.forLoopCarried(zero, bs, one, zero, [&](Value i, Value start) {
+          if (checked) {
+            Value count =
+                e.forLoopCarried(zero, w, one, zero, [&](Value j, Value c) {
+                  Value a = e.load(op.getAcceptIndex(), {i, j});
+                  return e.select(e.cmp(CmpIPredicate::ne, a, sentinel),
+                                  e.add(c, one), c);
+                });
+            Value expected = e.add(e.load(op.getCounts(), {i}), one);
+            e.ifThen(e.cmp(CmpIPredicate::ne, count, expected), [&] {
+              e.recordError(status, KVCACHE_ERR_ACCEPT_COUNT, i, count,
+                            expected);
+            });
+          }
+          return e.forLoopCarried(zero, w, one, start, [&](Value j, Value k) {
+            Value a = e.load(op.getAcceptIndex(), {i, j});
+            Value keep = e.cmp(CmpIPredicate::ne, a, sentinel);
+            e.ifThen(keep, [&] {
+              auto write = [&] {
+                e.store(e.load(op.getOutCacheLoc(), {a}), op.getSources(), {k});
+              };
+              if (!checked)
+                return write();
+              e.ifThenElse(
+                  e.outside(a, zero, nOcl),
+                  [&] {
+                    e.recordError(status, KVCACHE_ERR_ACCEPT_INDEX,
+                                  e.add(e.mul(i, w), j), a, nOcl);
+                    e.store(zero, op.getSources(), {k});
+                  },
+                  write);
+            });
+            return e.select(keep, e.add(k, one), k);
+          });
         });
-        Value expected = e.add(e.load(op.getCounts(), {i}), one);
-        e.ifThen(e.cmp(CmpIPredicate::ne, count, expected), [&] {
-          e.recordError(status, KVCACHE_ERR_ACCEPT_COUNT, i, count, expected);
-        });
-      }
-      return e.forLoopCarried(zero, w, one, start, [&](Value j, Value k) {
-        Value a = e.load(op.getAcceptIndex(), {i, j});
-        Value keep = e.cmp(CmpIPredicate::ne, a, sentinel);
-        e.ifThen(keep, [&] {
-          auto write = [&] {
-            e.store(e.load(op.getOutCacheLoc(), {a}), op.getSources(), {k});
-          };
-          if (!checked)
-            return write();
-          e.ifThenElse(
-              e.outside(a, zero, nOcl),
-              [&] {
-                e.recordError(status, KVCACHE_ERR_ACCEPT_INDEX,
-                              e.add(e.mul(i, w), j), a, nOcl);
-                e.store(zero, op.getSources(), {k});
-              },
-              write);
-        });
-        return e.select(keep, e.add(k, one), k);
-      });
-    });
     e.forLoop(total, size, one,
               [&](Value k) { e.store(zero, op.getSources(), {k}); });
     rewriter.eraseOp(op);
@@ -217,7 +221,8 @@ struct MoveRowsToLoops : OpRewritePattern<MoveRowsOp> {
             column(buf, KVCACHE_BUFFER_ADDRESS));
         Value rowBytes = column(buf, KVCACHE_BUFFER_ROW_BYTES);
         Value tmp = memref::AllocOp::create(
-            e.builder(), MemRefType::get({ShapedType::kDynamic}, e.builder().getI8Type()),
+            e.builder(),
+            MemRefType::get({ShapedType::kDynamic}, e.builder().getI8Type()),
             ValueRange{e.toIndex(e.mul(n, rowBytes))});
         Value tmpPtr = e.pointer(tmp);
         auto rowOf = [&](Value slot) {
@@ -231,10 +236,12 @@ struct MoveRowsToLoops : OpRewritePattern<MoveRowsOp> {
           });
         };
         forMoved([&](Value i, Value s, Value) {
-          e.copyBytes(e.pointerAt(tmpPtr, e.mul(i, rowBytes)), rowOf(s), rowBytes);
+          e.copyBytes(e.pointerAt(tmpPtr, e.mul(i, rowBytes)), rowOf(s),
+                      rowBytes);
         });
         forMoved([&](Value i, Value, Value t) {
-          e.copyBytes(rowOf(t), e.pointerAt(tmpPtr, e.mul(i, rowBytes)), rowBytes);
+          e.copyBytes(rowOf(t), e.pointerAt(tmpPtr, e.mul(i, rowBytes)),
+                      rowBytes);
         });
         memref::DeallocOp::create(e.builder(), tmp);
       });
@@ -269,7 +276,8 @@ struct MoveRowsToLoops : OpRewritePattern<MoveRowsOp> {
   }
 };
 
-struct KVCacheToLoopsPass : kvcache::impl::KVCacheToLoopsBase<KVCacheToLoopsPass> {
+struct KVCacheToLoopsPass
+    : kvcache::impl::KVCacheToLoopsBase<KVCacheToLoopsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateKVCacheToLoopsPatterns(patterns);
@@ -278,7 +286,8 @@ struct KVCacheToLoopsPass : kvcache::impl::KVCacheToLoopsBase<KVCacheToLoopsPass
 };
 } // namespace
 
-void mlir::kvcache::populateKVCacheToLoopsPatterns(RewritePatternSet &patterns) {
+void mlir::kvcache::populateKVCacheToLoopsPatterns(
+    RewritePatternSet &patterns) {
   patterns.add<AssignTargetsToLoops, CompactSourcesToLoops, MoveRowsToLoops>(
       patterns.getContext());
 }

@@ -14,8 +14,8 @@
 using namespace mlir;
 using namespace mlir::kvcache;
 
-#include "KVCache/IR/KVCacheOpsDialect.cpp.inc"
 #include "KVCache/IR/KVCacheEnums.cpp.inc"
+#include "KVCache/IR/KVCacheOpsDialect.cpp.inc"
 #define GET_ATTRDEF_CLASSES
 #include "KVCache/IR/KVCacheAttrs.cpp.inc"
 

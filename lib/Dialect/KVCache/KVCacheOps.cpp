@@ -25,11 +25,11 @@ LogicalResult verifyIndexMemRef(Operation *op, Value value, StringRef role,
   auto type = cast<MemRefType>(value.getType());
   Type elt = type.getElementType();
   if (!elt.isSignlessInteger(32) && !elt.isSignlessInteger(64))
-    return op->emitOpError() << "'" << role
-                             << "' must hold i32 or i64 values, got " << type;
+    return op->emitOpError()
+           << "'" << role << "' must hold i32 or i64 values, got " << type;
   if (type.getRank() != rank)
-    return op->emitOpError() << "'" << role << "' must have rank " << rank
-                             << ", got " << type;
+    return op->emitOpError()
+           << "'" << role << "' must have rank " << rank << ", got " << type;
   return success();
 }
 
@@ -57,18 +57,21 @@ LogicalResult verifyStatus(Operation *op, bool checked, Value status) {
   auto type = cast<MemRefType>(status.getType());
   if (!type.getElementType().isSignlessInteger(64) || type.getRank() != 1 ||
       type.getDimSize(0) != KVCACHE_STATUS_FIELDS)
-    return op->emitOpError() << "'status' must be memref<"
-                             << static_cast<int>(KVCACHE_STATUS_FIELDS) << "xi64>, got " << type;
+    return op->emitOpError()
+           << "'status' must be memref<"
+           << static_cast<int>(KVCACHE_STATUS_FIELDS) << "xi64>, got " << type;
   return success();
 }
 } // namespace
 
 LogicalResult AssignTargetsOp::verify() {
   Operation *op = getOperation();
-  if (failed(verifyIndexMemRef(op, getReqPoolIndices(), "req_pool_indices", 1)) ||
+  if (failed(
+          verifyIndexMemRef(op, getReqPoolIndices(), "req_pool_indices", 1)) ||
       failed(verifyIndexMemRef(op, getReqToToken(), "req_to_token", 2)) ||
       failed(verifyIndexMemRef(op, getSeqLens(), "seq_lens", 1)) ||
-      failed(verifyIndexMemRef(op, getNumCorrectDrafts(), "num_correct_drafts", 1)) ||
+      failed(verifyIndexMemRef(op, getNumCorrectDrafts(), "num_correct_drafts",
+                               1)) ||
       failed(verifyIndexMemRef(op, getTargets(), "targets", 1)))
     return failure();
   if (failed(verifySameExtent(op, getSeqLens(), 0, "seq_lens",
