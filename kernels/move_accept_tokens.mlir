@@ -1,23 +1,48 @@
-// move_accept_tokens_to_target_kvcache, written in the kvcache dialect: the
-// three stages composed in one function, every index tensor int64 except
-// req_to_token (int32), bounds checked. `buffers` is the (address, row bytes,
-// slots) table of the KV buffers; `targets`, `sources` (bs*W entries each),
-// `workspace` and `status` are caller-owned scratch.
+// move_accept_tokens_to_target_kvcache (docs/semantics.md), written once in
+// the kvcache dialect. The compiler specializes each function to every
+// combination of the element types its index tensors declare
+// (kvcache-specialize), fuses the three stages into one op (kvcache-fuse)
+// and lowers each specialization to one GPU kernel and one host function:
+// the entry points the runtime calls, named in the launch manifest.
+//
+// `buffers` is the (address, row bytes, slots) table of the KV buffers;
+// `workspace` and `status` are runtime-owned scratch; `targets` and `sources`
+// are the stage ops' slot lists, which fusion removes from the entry point.
+
+// Targets from the request-to-token table (sglang before 0.5.23).
 func.func @move_accept_tokens(
-    %req_pool_indices: memref<?xi64>, %req_to_token: memref<?x?xi32>,
-    %seq_lens: memref<?xi64>, %num_correct_drafts: memref<?xi64>,
-    %accept_index: memref<?x?xi64>, %out_cache_loc: memref<?xi64>,
+    %req_pool_indices: memref<?xi64> {kvcache.element_types = [i32, i64]},
+    %req_to_token: memref<?x?xi32> {kvcache.element_types = [i32, i64]},
+    %seq_lens: memref<?xi64> {kvcache.element_types = [i32, i64]},
+    %num_correct_drafts: memref<?xi64> {kvcache.element_types = [i32, i64]},
+    %accept_index: memref<?x?xi64> {kvcache.element_types = [i32, i64]},
+    %out_cache_loc: memref<?xi64> {kvcache.element_types = [i32, i64]},
     %buffers: memref<?x3xi64>,
     %targets: memref<?xi64>, %sources: memref<?xi64>,
-    %workspace: memref<?xi8>, %status: memref<4xi64>) attributes {llvm.emit_c_interface} {
+    %workspace: memref<?xi8>, %status: memref<8xi64>)
+    attributes {llvm.emit_c_interface} {
   kvcache.assign_targets %req_pool_indices, %req_to_token, %seq_lens, %num_correct_drafts
-      into %targets checked status(%status : memref<4xi64>)
+      into %targets checked status(%status : memref<8xi64>)
       : memref<?xi64>, memref<?x?xi32>, memref<?xi64>, memref<?xi64> into memref<?xi64>
   kvcache.compact_sources %accept_index, %out_cache_loc into %sources sentinel -1
-      counts(%num_correct_drafts : memref<?xi64>) checked status(%status : memref<4xi64>)
+      counts(%num_correct_drafts : memref<?xi64>) checked status(%status : memref<8xi64>)
       : memref<?x?xi64>, memref<?xi64> into memref<?xi64>
   kvcache.move_rows %buffers, %sources, %targets overlap <gather_then_scatter>
-      workspace(%workspace : memref<?xi8>) checked status(%status : memref<4xi64>)
+      workspace(%workspace : memref<?xi8>) checked status(%status : memref<8xi64>)
       : memref<?x3xi64>, memref<?xi64>, memref<?xi64>
+  return
+}
+
+// Targets from each request's verify window in out_cache_loc (sglang 0.5.23).
+func.func @move_accept_tokens_window(
+    %num_correct_drafts: memref<?xi64> {kvcache.element_types = [i32, i64]},
+    %accept_index: memref<?x?xi64> {kvcache.element_types = [i32, i64]},
+    %out_cache_loc: memref<?xi64> {kvcache.element_types = [i32, i64]},
+    %buffers: memref<?x3xi64>, %workspace: memref<?xi8>, %status: memref<8xi64>)
+    attributes {llvm.emit_c_interface} {
+  kvcache.move_accepted_tokens targets <window>
+      drafts(%num_correct_drafts : memref<?xi64>) accept(%accept_index : memref<?x?xi64>)
+      sentinel -1 slots(%out_cache_loc : memref<?xi64>) buffers(%buffers : memref<?x3xi64>)
+      workspace(%workspace : memref<?xi8>) status(%status : memref<8xi64>)
   return
 }

@@ -11,6 +11,7 @@
 
 #include "Conversion/Passes.h"
 #include "KVCache/IR/KVCache.h"
+#include "KVCache/Transforms/Passes.h"
 #include "Pipelines/Pipelines.h"
 #include "Target/Target.h"
 
@@ -51,6 +52,7 @@ void specc::registerAllDialects(mlir::DialectRegistry &registry) {
 
 void specc::registerAllPasses() {
   mlir::kvcache::registerSpeccConversionPasses();
+  mlir::kvcache::registerKVCacheTransformsPasses();
   registerPipelines();
   mlir::registerArithToLLVMConversionPass();
   mlir::registerCanonicalizer();

@@ -54,26 +54,47 @@ cat > /tmp/specc_sanitize.py <<'PY'
 import sys; sys.path.insert(0, "tests")
 import torch, specc
 from gpu_cases import make_case, reference
-# bs * W = 480: the stage-all move; 1500: plan + copy.
+from test_gpu import _crossed
+def run(args, bufs, skip=(), check=True):
+    want, _, _ = reference(args, bufs, skip=skip)
+    try:
+        specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs, check=check)
+    except specc.InputError:
+        assert skip, "unexpected InputError"
+    torch.cuda.synchronize()
+    assert all(torch.equal(a, b) for a, b in zip(bufs, want))
+    return specc.last_status()
+# bs * W = 480: every block plans alone; 1500: one planner block, the others wait.
 for bs, tree in ((96, False), (96, True), (300, True)):
     args, bufs = make_case(bs, 5, tree=tree, layers=2, k_row=160, v_row=20, seed=1)
-    want, _, _ = reference(args, bufs)
-    specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs, check=True)
-    assert all(torch.equal(a, b) for a, b in zip(bufs, want))
+    run(args, bufs)
+# MLA-like rows, a 64-draft tree.
+args, bufs = make_case(40, 9, tree=True, num_draft=64, layers=3, k_row=576, mla=True, seed=2)
+run(args, bufs)
+# Rows shared between requests: staged in one chunk (local) and in depth order.
+for bs in (64, 300):
+    args, bufs = _crossed(bs, 4, seed=bs)
+    assert run(args, bufs)[6] == 2
+# One bad request among the others, on both plans.
+for bs in (16, 400):
+    args, bufs = make_case(bs, 4, tree=True, seed=7)
+    args["req_pool_indices"][3] = args["req_to_token"].shape[0] + 1
+    st = run(args, bufs, skip={3})
+    assert st[0] == 1 and st[4] == 1, st
 print("sanitized run ok")
 PY
-for tool in memcheck racecheck; do
+for tool in memcheck racecheck initcheck synccheck; do
   compute-sanitizer --tool $tool --error-exitcode 9 python3 /tmp/specc_sanitize.py > /tmp/sanitizer-$tool.log 2>&1
   say "compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/sanitizer-$tool.log | tail -1)"
   cat /tmp/sanitizer-$tool.log >> "$OUT/sanitizer.log"
 done
 
 # Per-kernel times of one small and one large tree batch (hardware counters).
-skip ncu || for bs in 1 256; do
-  ncu --clock-control none --metrics gpu__time_duration.sum -k regex:. \
-    python3 benchmarks/profile_case.py --bs $bs --calls 2 > /tmp/ncu-bs$bs.txt 2>&1
-  say "ncu bs=$bs, last call (us): $(grep -E '^  [a-z_0-9]+ \(|gpu__time_duration' /tmp/ncu-bs$bs.txt \
-    | paste - - | tail -4 | awk '{print $1"="$(NF)}' | tr '\n' ' ')"
+skip ncu || for bs in 1 8 32 512; do
+  ncu --clock-control none --metrics gpu__time_duration.sum,launch__registers_per_thread,launch__grid_size \
+    -k regex:. python3 benchmarks/profile_case.py --bs $bs --calls 2 > /tmp/ncu-bs$bs.txt 2>&1
+  say "ncu bs=$bs (64 x 2 KiB, tree), last call: $(grep -E 'gpu__time_duration|launch__registers|launch__grid_size' /tmp/ncu-bs$bs.txt \
+    | tail -3 | awk '{print $1"="$(NF-1)$(NF)}' | tr '\n' ' ')"
   cat /tmp/ncu-bs$bs.txt >> "$OUT/ncu.txt"
 done
 

@@ -11,10 +11,13 @@ config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.specc_obj_root, "test")
 # Inputs and helpers that are not tests.
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "lib", "vectors"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "lib", "vectors", "Inputs"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%kernels", os.path.join(config.specc_src_root, "kernels")))
+# The stage ops on their own (every dtype variant written out): inputs of the
+# stage lowerings' tests; the runtime builds kernels/ only.
+config.substitutions.append(("%stages", os.path.join(config.test_source_root, "Inputs", "stages")))
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP", "CUDA_HOME", "CUDA_PATH"])
 llvm_config.use_default_substitutions()

@@ -56,6 +56,7 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       With `disjoint`, the copy kernel alone runs, reading every entry.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
                            "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
   let options = [
     Option<"moduleName", "module-name", "std::string", "\"specc_kernels\"",
@@ -84,6 +85,15 @@ def KVCacheToLoops : Pass<"kvcache-to-loops", "ModuleOp"> {
     * `kvcache.move_rows`: per buffer, every moved row is copied into a
       temporary (`memref.alloc`), then every temporary row is written to its
       target: gather-then-scatter by construction.
+    * `kvcache.move_accepted_tokens`: `status` is zeroed; each request is
+      checked in the order of the op's description, stops at its first
+      failed check and is then skipped (the record keeps the batch's first
+      violation); a valid request writes its (target, source) pairs into a
+      plan (`memref.alloc`, `(0, 0)` for every other entry). Then `skipped`,
+      `moved` and `path` (a quadratic search for rows shared between
+      requests) are stored, and per buffer the rows of the moving entries of
+      all valid requests are gathered into one temporary, then scattered to
+      their targets. `workspace` is not used.
 
     Checked ops test every bound before the access it guards and record the
     first violation in `status`; a checked move tests every slot of every

@@ -17,13 +17,40 @@
 extern "C" {
 #endif
 
-/// Layout of the `status` record (memref<4xi64>) written by checked ops.
+/// Version of the binary contract between the compiler and the runtime: the
+/// manifest specc writes carries it and the runtime refuses an image of any
+/// other version. Bump it whenever anything in this file changes meaning.
+#define KVCACHE_ABI_VERSION 3
+
+/// Layout of the `status` record written by checked ops: memref<4xi64> for
+/// the stage ops, memref<8xi64> (all fields) for kvcache.move_accepted_tokens.
 enum KVCacheStatusField {
   KVCACHE_STATUS_CODE = 0,  ///< 0 = no violation, else a KVCacheStatusCode
   KVCACHE_STATUS_ENTRY = 1, ///< request, row or entry the violation is about
   KVCACHE_STATUS_VALUE = 2, ///< the offending value
   KVCACHE_STATUS_BOUND = 3, ///< the bound it broke
-  KVCACHE_STATUS_FIELDS = 4
+  KVCACHE_STATUS_FIELDS = 4,
+  /// kvcache.move_accepted_tokens only: requests skipped for bad input.
+  KVCACHE_STATUS_SKIPPED = 4,
+  /// kvcache.move_accepted_tokens only: entries moved (source != target).
+  KVCACHE_STATUS_MOVED = 5,
+  /// kvcache.move_accepted_tokens only: the path the move took (a
+  /// KVCacheMovePath).
+  KVCACHE_STATUS_PATH = 6,
+  KVCACHE_STATUS_RESERVED = 7,
+  KVCACHE_MOVE_STATUS_FIELDS = 8
+};
+
+/// How kvcache.move_accepted_tokens moved the rows of a call.
+enum KVCacheMovePath {
+  /// Nothing to move (every source equals its target, or no request is valid).
+  KVCACHE_PATH_NONE = 0,
+  /// Every hazard stays inside one request: one thread per (request, buffer,
+  /// 16-byte slice) gathers the request's rows in registers, then scatters.
+  KVCACHE_PATH_PER_REQUEST = 1,
+  /// Some row is shared between requests: moved through staging, in depth
+  /// order when the batch is large (see kvcache.move_rows).
+  KVCACHE_PATH_STAGED = 2,
 };
 
 /// Error codes of the status record. Stable: the runtime prints them.
@@ -47,6 +74,9 @@ enum KVCacheStatusCode {
   /// value moved rows form or feed cycles of sources and targets, more than
   /// the GPU move can stage at once (bound).
   KVCACHE_ERR_STAGING_CAPACITY = 8,
+  /// Request entry accepts value tokens, more than the bound = D slots of its
+  /// verify window (targets taken from the window).
+  KVCACHE_ERR_WINDOW_RANGE = 9,
 };
 
 /// Columns of the `buffers` table (memref<?x3xi64>) of kvcache.move_rows.
@@ -83,8 +113,11 @@ static inline int64_t kvcacheMoveListOffset(void) { return 16; }
 static inline int64_t kvcacheMoveNextOffset(int64_t n) { return 16 + 4 * n; }
 static inline int64_t kvcacheMoveRankOffset(int64_t n) { return 16 + 12 * n; }
 static inline int64_t kvcacheMoveHistOffset(int64_t n) { return 16 + 20 * n; }
+static inline int64_t kvcacheMoveHistEndOffset(int64_t n) {
+  return kvcacheMoveHistOffset(n) + 4 * (n + 2);
+}
 static inline int64_t kvcacheMoveKeysOffset(int64_t n) {
-  return (kvcacheMoveHistOffset(n) + 4 * (n + 2) + 7) / 8 * 8;
+  return (kvcacheMoveHistEndOffset(n) + 7) / 8 * 8;
 }
 static inline int64_t kvcacheMoveValuesOffset(int64_t n) {
   return kvcacheMoveKeysOffset(n) + 8 * kvcacheMoveHashCapacity(n);
@@ -92,6 +125,69 @@ static inline int64_t kvcacheMoveValuesOffset(int64_t n) {
 static inline int64_t kvcacheMoveWorkspaceBytes(int64_t n) {
   return kvcacheMoveValuesOffset(n) + 4 * kvcacheMoveHashCapacity(n);
 }
+
+/// The kernel parameters and host arguments a generated entry point may take,
+/// by name. The lowering writes the names of an entry's parameters, in
+/// order, into the manifest; the runtime binds each name to its value. This
+/// list is the only place the two agree on: X(ENUM, name, kind) with kind
+/// `tensor` (a data pointer; on the host a memref), `scratch` (runtime-owned
+/// device memory) or `scalar` (an i64).
+#define KVCACHE_FOREACH_PARAM(X)                                               \
+  X(REQ_POOL_INDICES, req_pool_indices, tensor)                                \
+  X(REQ_TO_TOKEN, req_to_token, tensor)                                        \
+  X(SEQ_LENS, seq_lens, tensor)                                                \
+  X(NUM_CORRECT_DRAFTS, num_correct_drafts, tensor)                            \
+  X(ACCEPT_INDEX, accept_index, tensor)                                        \
+  X(OUT_CACHE_LOC, out_cache_loc, tensor)                                      \
+  X(BUFFERS, buffers, scratch)                                                 \
+  X(WORKSPACE, workspace, scratch)                                             \
+  X(STATUS, status, scratch)                                                   \
+  X(BATCH, bs, scalar)                                                         \
+  X(ACCEPT_WIDTH, accept_width, scalar)                                        \
+  X(MAX_REQS, max_reqs, scalar)                                                \
+  X(POOL_LEN, pool_len, scalar)                                                \
+  X(NUM_OUT_CACHE_LOC, num_out_cache_loc, scalar)                              \
+  X(NUM_BUFFERS, num_buffers, scalar)                                          \
+  X(ROW_VECTORS, row_vectors, scalar)
+
+enum KVCacheParam {
+#define KVCACHE_PARAM_ENUM(e, name, kind) KVCACHE_PARAM_##e,
+  KVCACHE_FOREACH_PARAM(KVCACHE_PARAM_ENUM)
+#undef KVCACHE_PARAM_ENUM
+      KVCACHE_NUM_PARAMS
+};
+
+/// Where kvcache.move_accepted_tokens takes the target slots from (the
+/// `targets` attribute, as the manifest writes it).
+#define KVCACHE_FOREACH_TARGET_SOURCE(X)                                       \
+  X(REQ_TO_TOKEN, req_to_token)                                                \
+  X(WINDOW, window)
+
+/// Workspace of kvcache.move_accepted_tokens (GPU lowering) for n = bs * W
+/// entries, in bytes. It must be zero before its first use; every launch
+/// leaves the control words zero again when it ends.
+///   [0, 64)              control: i32 ticket, i32 verdict flag, i32 blocks
+///                        done (self-resetting), then per-call counters
+///   targets = 64         i64 [n] target of entry i * W + j (j < acc_i)
+///   sources = 64 + 8n    i64 [n] its source; entries that move nothing hold
+///                        the same value in both
+///   plan    = 64 + 16n   the kvcache.move_rows workspace for n entries
+///                        (depth plan of batches whose rows cross requests)
+static inline int64_t kvcacheFusedTargetsOffset(void) { return 64; }
+static inline int64_t kvcacheFusedSourcesOffset(int64_t n) {
+  return 64 + 8 * n;
+}
+static inline int64_t kvcacheFusedPlanOffset(int64_t n) { return 64 + 16 * n; }
+static inline int64_t kvcacheFusedWorkspaceBytes(int64_t n) {
+  return kvcacheFusedPlanOffset(n) + kvcacheMoveWorkspaceBytes(n);
+}
+
+/// Control words of the fused workspace (i32 indices).
+enum KVCacheFusedControl {
+  KVCACHE_CTRL_TICKET = 0,
+  KVCACHE_CTRL_FLAG = 1,
+  KVCACHE_CTRL_DONE = 2,
+};
 
 #ifdef __cplusplus
 }

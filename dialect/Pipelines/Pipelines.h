@@ -47,7 +47,11 @@ struct GPUPipelineOptions : mlir::PassPipelineOptions<GPUPipelineOptions> {
 /// Chips specc generates code for.
 bool isSupportedChip(llvm::StringRef chip);
 
-/// Stage 1: kvcache ops -> gpu.module of kernels (kvcache-to-gpu).
+/// Stage 0, both targets: one clone per declared signature, then the three
+/// stages of the move fused into one op (kvcache-specialize, kvcache-fuse).
+void buildKVCacheFunctions(mlir::OpPassManager &pm);
+/// Stage 1: kvcache functions (stage 0) -> gpu.module of kernels
+/// (kvcache-to-gpu).
 void buildKVCacheToGPUKernels(mlir::OpPassManager &pm,
                               const GPUPipelineOptions &options);
 /// Stage 2: gpu.module of kernels -> NVVM/LLVM dialect with an NVVM target

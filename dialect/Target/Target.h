@@ -30,6 +30,14 @@ struct KernelLaunch {
   std::string grid;
   int64_t tileBytes = 0;
   int64_t dynamicSharedMemory = 0;
+  /// Entry points (kvcache.move_accepted_tokens) only: the function they
+  /// specialize, the target source, the named values whose product gives the
+  /// grid's work items, blocks per SM at most, the parameters and the host
+  /// entry's arguments by ABI name, and each tensor's element type.
+  std::string entry, targets;
+  std::vector<std::string> gridUnits, params, hostArgs;
+  std::vector<std::pair<std::string, std::string>> types;
+  int64_t blocksPerSM = 0;
 };
 
 /// Registers the translations to LLVM IR and the NVVM target interface.
@@ -37,7 +45,10 @@ void registerTargets(mlir::DialectRegistry &registry);
 
 /// Reads the launch contract of every kernel after kvcache-to-gpu.
 std::vector<KernelLaunch> collectLaunches(mlir::ModuleOp module);
-/// One line per kernel: `kernel NAME block N grid RULE tile_bytes T smem S`.
+/// One line per kernel: `kernel NAME block N grid RULE tile_bytes T smem S`,
+/// entry points followed by `entry E targets M units U,.. blocks_per_sm K
+/// params P,.. host_args A,.. types NAME:TYPE,..`; last, `abi V`
+/// (KVCACHE_ABI_VERSION).
 std::string formatManifest(llvm::ArrayRef<KernelLaunch> launches);
 
 /// LLVM IR of the (lowered) gpu.module of `module`, as text.

@@ -9,6 +9,7 @@
 #include "Pipelines/Pipelines.h"
 
 #include "Conversion/Passes.h"
+#include "KVCache/Transforms/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -30,8 +31,14 @@ bool specc::isSupportedChip(llvm::StringRef chip) {
   return llvm::is_contained({"sm_80", "sm_86", "sm_89", "sm_90"}, chip);
 }
 
+void specc::buildKVCacheFunctions(OpPassManager &pm) {
+  pm.addPass(kvcache::createKVCacheSpecialize());
+  pm.addPass(kvcache::createKVCacheFuse());
+}
+
 void specc::buildKVCacheToGPUKernels(OpPassManager &pm,
                                      const GPUPipelineOptions &options) {
+  buildKVCacheFunctions(pm);
   kvcache::KVCacheToGPUOptions o;
   o.scanBlockSize = options.scanBlockSize;
   o.copyBlockSize = options.copyBlockSize;
@@ -62,6 +69,7 @@ void specc::buildGPUPipeline(OpPassManager &pm,
 }
 
 void specc::buildHostPipeline(OpPassManager &pm) {
+  buildKVCacheFunctions(pm);
   pm.addPass(kvcache::createKVCacheToLoops());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());

@@ -56,6 +56,7 @@ Loaded load() {
   bind(d.cuMemFree, "cuMemFree_v2");
   bind(d.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
   bind(d.cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  bind(d.cuMemsetD8, "cuMemsetD8_v2");
   bind(d.cuMemsetD8Async, "cuMemsetD8Async");
   bind(d.cuStreamSynchronize, "cuStreamSynchronize");
   bind(d.cuStreamIsCapturing, "cuStreamIsCapturing");

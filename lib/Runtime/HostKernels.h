@@ -1,42 +1,39 @@
-//===- HostKernels.h - the kernels compiled for the host --------*- C++ -*-===//
+//===- HostKernels.h - the entry points compiled for the host ---*- C++ -*-===//
 //
-// The CPU path: the same kvcache kernels, lowered by specc-host-pipeline into
-// an object linked into the runtime. Each function takes MLIR's C interface
-// (a pointer to a strided memref descriptor per memref argument).
+// The CPU path: the same kvcache entry points, lowered by specc-host-pipeline
+// into an object linked into the runtime. Each takes MLIR's C interface (a
+// pointer to a strided memref descriptor per argument); the launch manifest
+// names them and their arguments, so nothing here lists them by hand.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef SPECC_RUNTIME_HOSTKERNELS_H
 #define SPECC_RUNTIME_HOSTKERNELS_H
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace specc::host {
 
-/// MLIR's strided memref descriptor of rank N (data type erased).
-template <int N> struct MemRef {
-  void *allocated;
-  void *aligned;
-  int64_t offset;
-  int64_t sizes[N];
-  int64_t strides[N];
+/// MLIR's strided memref descriptor of rank 1 or 2 (element type erased):
+/// allocated, aligned, offset, sizes[rank], strides[rank].
+struct Descriptor {
+  void *allocated = nullptr;
+  void *aligned = nullptr;
+  int64_t offset = 0;
+  int64_t rest[4] = {0, 0, 0, 0};
+
+  static Descriptor rank1(void *data, int64_t size);
+  static Descriptor rank2(void *data, int64_t rows, int64_t cols);
 };
 
-using AssignFn = void (*)(MemRef<1> *rpi, MemRef<2> *reqToToken,
-                          MemRef<1> *seqLens, MemRef<1> *ncd,
-                          MemRef<1> *targets, MemRef<1> *status);
-using CompactFn = void (*)(MemRef<2> *acceptIndex, MemRef<1> *outCacheLoc,
-                           MemRef<1> *ncd, MemRef<1> *sources,
-                           MemRef<1> *status);
-using MoveFn = void (*)(MemRef<2> *buffers, MemRef<1> *sources,
-                        MemRef<1> *targets, MemRef<1> *workspace,
-                        MemRef<1> *status);
+/// The host entry point `name` (its `_mlir_ciface_` wrapper) linked into
+/// this library, or null.
+void *findEntry(const std::string &name);
 
-/// By element types (0 = i32, 1 = i64) of rpi/seq_lens and num_correct_drafts.
-AssignFn assignTargets(int rpiSeq, int ncd);
-/// By element types of accept_index, out_cache_loc and num_correct_drafts.
-CompactFn compactSources(int accept, int outCacheLoc, int ncd);
-MoveFn moveRows();
+/// Calls `entry` with `n` descriptor pointers (at most 12).
+bool callEntry(void *entry, Descriptor *const *args, size_t n);
 
 } // namespace specc::host
 

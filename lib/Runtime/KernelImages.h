@@ -27,18 +27,29 @@ EmbeddedFile cubinSm90();
 EmbeddedFile ptx();
 EmbeddedFile manifest();
 
-/// One kernel of the launch manifest.
+/// One kernel of the launch manifest (lib/Target/Manifest.cpp writes it).
 struct LaunchInfo {
   std::string name;
   unsigned block = 0;
   std::string grid;
   long long tileBytes = 0;
   long long sharedMemory = 0;
+  /// Entry points only (see specc::KernelLaunch).
+  std::string entry, targets;
+  std::vector<std::string> units, params, hostArgs;
+  std::vector<std::pair<std::string, std::string>> types;
+  long long blocksPerSM = 0;
 };
 
-/// Parses the manifest; empty with `error` set when it is malformed.
-std::vector<LaunchInfo> parseManifest(const EmbeddedFile &file,
-                                      std::string &error);
+/// A parsed manifest: its kernels and the ABI version it was written for.
+struct Manifest {
+  std::vector<LaunchInfo> kernels;
+  long long abi = -1;
+};
+
+/// Parses the manifest; false with `error` set when it is malformed.
+bool parseManifest(const EmbeddedFile &file, Manifest &out,
+                   std::string &error);
 
 } // namespace specc
 

@@ -1,10 +1,13 @@
 //===- Mover.cpp - move_accept_tokens_to_target_kvcache, C ABI ------------===//
 //
 // The specc_mover of specc_runtime.h: argument validation (before anything is
-// launched), scratch ownership, and the three stages launched on the caller's
-// stream (GPU: kernels loaded through the CUDA driver API; CPU: the same
-// kernels compiled for the host). Nothing here synchronises unless the caller
-// asked for it, and nothing allocates or loads while a stream is capturing.
+// launched), scratch ownership, and the one launch of the entry point the
+// compiler generated for the call's element types. Which entry, in what
+// order its parameters come, how large its grid is and how much scratch it
+// needs all come from the launch manifest and KVCacheABI.h: this file names
+// no kernel and builds no argument list by hand. Nothing here synchronises
+// unless the caller asked for it, and nothing allocates or loads while a
+// stream is capturing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,11 +19,13 @@
 #include "KernelImages.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <memory>
+#include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -30,13 +35,23 @@ using namespace specc::cuda;
 namespace {
 thread_local std::string lastError;
 
-/// Batches of at most this many entries (bs * W) take the stage-all move:
-/// past it, every block re-reading all slot pairs costs more than the plan.
-constexpr int64_t kStageAllMaxEntries = 1024;
-
 int fail(int code, std::string message) {
   lastError = std::move(message);
   return code;
+}
+
+/// Runs `body`, turning any exception into an error code: nothing crosses
+/// the C ABI.
+template <typename F> int guarded(F body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return fail(SPECC_ERROR_OUT_OF_MEMORY, "out of host memory");
+  } catch (const std::exception &e) {
+    return fail(SPECC_ERROR_INVALID_ARGUMENT, e.what());
+  } catch (...) {
+    return fail(SPECC_ERROR_INVALID_ARGUMENT, "unknown C++ exception");
+  }
 }
 
 const char *dtypeName(int dtype) {
@@ -44,19 +59,78 @@ const char *dtypeName(int dtype) {
          : dtype == SPECC_INT64 ? "int64"
                                 : "unknown";
 }
-const char *suffix(int dtype) { return dtype == SPECC_INT32 ? "i32" : "i64"; }
 
-/// Checks rank, dtype and (for rank 1) length of one tensor.
+/// KVCACHE_FOREACH_PARAM, as data: name and kind of every ABI parameter.
+struct ParamInfo {
+  const char *name;
+  const char *kind;
+};
+constexpr ParamInfo kParams[] = {
+#define SPECC_PARAM_INFO(e, name, kind) {#name, #kind},
+    KVCACHE_FOREACH_PARAM(SPECC_PARAM_INFO)
+#undef SPECC_PARAM_INFO
+};
+static_assert(sizeof(kParams) / sizeof(kParams[0]) == KVCACHE_NUM_PARAMS,
+              "one entry per parameter");
+
+int paramId(const std::string &name) {
+  for (int i = 0; i < KVCACHE_NUM_PARAMS; ++i)
+    if (name == kParams[i].name)
+      return i;
+  return -1;
+}
+
+/// The six index tensors, in the order of specc_move_args and of the
+/// parameter list.
+constexpr int kTensors[] = {KVCACHE_PARAM_REQ_POOL_INDICES,
+                            KVCACHE_PARAM_REQ_TO_TOKEN,
+                            KVCACHE_PARAM_SEQ_LENS,
+                            KVCACHE_PARAM_NUM_CORRECT_DRAFTS,
+                            KVCACHE_PARAM_ACCEPT_INDEX,
+                            KVCACHE_PARAM_OUT_CACHE_LOC};
+constexpr int kNumTensors = 6;
+const specc_tensor &tensorOf(const specc_move_args &a, int k) {
+  const specc_tensor *all[] = {&a.req_pool_indices,   &a.req_to_token,
+                               &a.seq_lens,           &a.num_correct_drafts,
+                               &a.accept_index,       &a.out_cache_loc};
+  return *all[k];
+}
+constexpr int kRanks[kNumTensors] = {1, 2, 1, 1, 2, 1};
+/// The tensors the window form does not read (req_pool_indices,
+/// req_to_token, seq_lens).
+bool usedBy(int targets, int k) {
+  return targets == SPECC_TARGETS_REQ_TO_TOKEN || k >= 3;
+}
+
+/// Index of an entry point in the dispatch table: target source, then one
+/// bit per index tensor (1 = int64).
+int dispatchKey(int targets, const int dtypes[kNumTensors]) {
+  int key = targets;
+  for (int k = 0; k < kNumTensors; ++k)
+    key = key * 2 + (usedBy(targets, k) && dtypes[k] == SPECC_INT64);
+  return key;
+}
+constexpr int kDispatchSize = 2 << kNumTensors;
+
+/// One generated entry point, as the manifest describes it.
+struct EntryPoint {
+  LaunchInfo info;
+  std::vector<int> params, hostArgs, units;
+  int targets = SPECC_TARGETS_REQ_TO_TOKEN;
+  CUfunction fn = nullptr;
+  void *host = nullptr;
+};
+
+/// Checks rank, dtype and extents of one tensor.
 bool checkTensor(const specc_tensor &t, const char *name, int rank,
-                 bool int32Only, std::string &error) {
+                 std::string &error) {
   if (t.rank != rank) {
     error = std::string(name) + " must have rank " + std::to_string(rank) +
             ", got rank " + std::to_string(t.rank);
     return false;
   }
-  if (t.dtype != SPECC_INT32 && (int32Only || t.dtype != SPECC_INT64)) {
-    error = std::string(name) + " must be " +
-            (int32Only ? "int32" : "int32 or int64") + ", got " +
+  if (t.dtype != SPECC_INT32 && t.dtype != SPECC_INT64) {
+    error = std::string(name) + " must be int32 or int64, got " +
             dtypeName(t.dtype);
     return false;
   }
@@ -65,6 +139,10 @@ bool checkTensor(const specc_tensor &t, const char *name, int rank,
       error = std::string(name) + " has a negative extent";
       return false;
     }
+  if (rank == 2 && t.shape[1] > 0 && t.shape[0] > INT64_MAX / t.shape[1]) {
+    error = std::string(name) + " has more than 2^63 elements";
+    return false;
+  }
   int64_t elems = rank == 1 ? t.shape[0] : t.shape[0] * t.shape[1];
   if (elems > 0 && !t.data) {
     error = std::string(name) + " has no data pointer";
@@ -74,35 +152,50 @@ bool checkTensor(const specc_tensor &t, const char *name, int rank,
 }
 
 /// Validates everything the host can see before any launch.
-bool validate(const specc_move_args &a, std::string &error) {
-  if (!checkTensor(a.req_pool_indices, "req_pool_indices", 1, false, error) ||
-      !checkTensor(a.req_to_token, "req_to_token", 2, true, error) ||
-      !checkTensor(a.seq_lens, "seq_lens", 1, false, error) ||
-      !checkTensor(a.num_correct_drafts, "num_correct_drafts", 1, false,
-                   error) ||
-      !checkTensor(a.accept_index, "accept_index", 2, false, error) ||
-      !checkTensor(a.out_cache_loc, "out_cache_loc", 1, false, error))
+bool validate(const specc_move_args &a, int64_t numBuffers,
+              int64_t rowVectors, std::string &error) {
+  if (a.targets != SPECC_TARGETS_REQ_TO_TOKEN &&
+      a.targets != SPECC_TARGETS_WINDOW) {
+    error = "targets must be SPECC_TARGETS_REQ_TO_TOKEN or "
+            "SPECC_TARGETS_WINDOW, got " +
+            std::to_string(a.targets);
     return false;
-  int64_t bs = a.req_pool_indices.shape[0];
+  }
+  for (int k = 0; k < kNumTensors; ++k)
+    if (usedBy(a.targets, k) &&
+        !checkTensor(tensorOf(a, k), kParams[kTensors[k]].name, kRanks[k],
+                     error))
+      return false;
+  int64_t bs = a.num_correct_drafts.shape[0];
   auto sameBs = [&](const specc_tensor &t, const char *name) {
     if (t.shape[0] == bs)
       return true;
     error = std::string(name) + " has " + std::to_string(t.shape[0]) +
-            " entries but req_pool_indices has " + std::to_string(bs);
+            " entries but num_correct_drafts has " + std::to_string(bs);
     return false;
   };
-  if (!sameBs(a.seq_lens, "seq_lens") ||
-      !sameBs(a.num_correct_drafts, "num_correct_drafts") ||
-      !sameBs(a.accept_index, "accept_index (rows)"))
+  if (a.targets == SPECC_TARGETS_REQ_TO_TOKEN &&
+      (!sameBs(a.req_pool_indices, "req_pool_indices") ||
+       !sameBs(a.seq_lens, "seq_lens")))
     return false;
-  if (a.seq_lens.dtype != a.req_pool_indices.dtype) {
-    error = std::string("seq_lens (") + dtypeName(a.seq_lens.dtype) +
-            ") and req_pool_indices (" + dtypeName(a.req_pool_indices.dtype) +
-            ") must share a dtype";
+  if (!sameBs(a.accept_index, "accept_index (rows)"))
+    return false;
+  int64_t w = a.accept_index.shape[1];
+  if (w > 0 && bs > INT32_MAX / w) {
+    error = "bs * W = " + std::to_string(bs) + " * " + std::to_string(w) +
+            " exceeds 2^31 - 1 entries";
     return false;
   }
-  if (bs * a.accept_index.shape[1] > INT32_MAX) {
-    error = "bs * W exceeds 2^31 - 1 entries";
+  if (numBuffers > 0 && bs > INT32_MAX / numBuffers) {
+    error = "bs * KV buffers exceeds 2^31 - 1";
+    return false;
+  }
+  (void)rowVectors;
+  if (a.targets == SPECC_TARGETS_WINDOW && bs > 0 &&
+      a.out_cache_loc.shape[0] % bs != 0) {
+    error = "targets from the verify window: len(out_cache_loc) = " +
+            std::to_string(a.out_cache_loc.shape[0]) +
+            " is not a multiple of bs = " + std::to_string(bs);
     return false;
   }
   return true;
@@ -116,19 +209,23 @@ std::string statusText(const int64_t s[4]) {
 } // namespace
 
 /// Everything one mover owns. GPU and CPU movers share the validation and
-/// differ in where scratch lives and how the stages run.
+/// the entry table, and differ in where scratch lives and how the entry runs.
 struct specc_mover {
   int device = SPECC_DEVICE_CPU;
   std::string backend = "cpu";
-  int64_t capacity = 0; // entries the scratch holds
+  int64_t capacity = -1; // entries the scratch holds
+  std::mutex busy;       // a mover serves one call at a time
 
   // Registered KV buffers (host copy of the table; GPU: also on the device).
   std::vector<int64_t> table;
   int64_t numBuffers = 0;
   int64_t maxRowBytes = 0;
 
+  std::vector<EntryPoint> entries;
+  std::array<int, kDispatchSize> dispatch;
+
   // CPU scratch.
-  std::vector<int64_t> hostTargets, hostSources, hostStatus;
+  std::vector<int64_t> hostStatus = std::vector<int64_t>(SPECC_STATUS_FIELDS);
   std::vector<uint8_t> hostWorkspace;
 
   // GPU state.
@@ -136,10 +233,11 @@ struct specc_mover {
   CUdevice dev = 0;
   CUcontext ctx = nullptr;
   CUmodule module = nullptr;
-  std::map<std::string, std::pair<CUfunction, LaunchInfo>> kernels;
-  CUdeviceptr targets = 0, sources = 0, workspace = 0, status = 0, dtable = 0;
+  int sms = 1;
+  CUdeviceptr workspace = 0, status = 0, dtable = 0;
   int64_t tableCapacity = 0;
 
+  specc_mover() { dispatch.fill(-1); }
   ~specc_mover();
   int check(CUresult rc, const char *call, const std::string &what) {
     return rc == CUDA_SUCCESS
@@ -147,9 +245,8 @@ struct specc_mover {
                : fail(SPECC_ERROR_CUDA, describe(*drv, rc, call, what));
   }
   int allocate(int64_t entries);
-  int loadKernels();
-  int launch(const std::string &name, unsigned gridX, unsigned gridY,
-             CUstream stream, std::vector<void *> args);
+  int loadEntries();
+  int loadModule();
 };
 
 namespace {
@@ -174,7 +271,7 @@ specc_mover::~specc_mover() {
     return;
   {
     ContextScope scope(this);
-    for (CUdeviceptr p : {targets, sources, workspace, status, dtable})
+    for (CUdeviceptr p : {workspace, status, dtable})
       if (p)
         drv->cuMemFree(p);
     if (module)
@@ -186,39 +283,126 @@ specc_mover::~specc_mover() {
 
 int specc_mover::allocate(int64_t entries) {
   entries = std::max<int64_t>(entries, 1);
-  int64_t wsBytes = kvcacheMoveWorkspaceBytes(entries);
+  int64_t wsBytes = kvcacheFusedWorkspaceBytes(entries);
   if (!drv) {
-    hostTargets.assign(entries, 0);
-    hostSources.assign(entries, 0);
     hostWorkspace.assign(wsBytes, 0);
-    hostStatus.assign(KVCACHE_STATUS_FIELDS, 0);
     capacity = entries;
     return SPECC_SUCCESS;
   }
-  for (CUdeviceptr *p : {&targets, &sources, &workspace})
-    if (*p) {
-      drv->cuMemFree(*p);
-      *p = 0;
-    }
+  // The new workspace is allocated and zeroed before the old one goes: a
+  // failure leaves the mover as it was, and usable.
+  CUdeviceptr fresh = 0;
   std::string what = std::to_string(entries) + " entries";
-  if (int rc = check(drv->cuMemAlloc(&targets, 8 * entries), "cuMemAlloc",
-                     "targets, " + what))
-    return rc;
-  if (int rc = check(drv->cuMemAlloc(&sources, 8 * entries), "cuMemAlloc",
-                     "sources, " + what))
-    return rc;
-  if (int rc = check(drv->cuMemAlloc(&workspace, wsBytes), "cuMemAlloc",
+  if (int rc = check(drv->cuMemAlloc(&fresh, wsBytes), "cuMemAlloc",
                      "workspace, " + what))
     return rc;
-  if (!status)
-    if (int rc = check(drv->cuMemAlloc(&status, 8 * KVCACHE_STATUS_FIELDS),
-                       "cuMemAlloc", "status"))
+  if (int rc = check(drv->cuMemsetD8(fresh, 0, wsBytes), "cuMemsetD8",
+                     "workspace, " + what)) {
+    drv->cuMemFree(fresh);
+    return rc;
+  }
+  if (!status) {
+    CUdeviceptr st = 0;
+    if (int rc = check(drv->cuMemAlloc(&st, 8 * SPECC_STATUS_FIELDS),
+                       "cuMemAlloc", "status")) {
+      drv->cuMemFree(fresh);
       return rc;
+    }
+    if (int rc = check(drv->cuMemsetD8(st, 0, 8 * SPECC_STATUS_FIELDS),
+                       "cuMemsetD8", "status")) {
+      drv->cuMemFree(fresh);
+      drv->cuMemFree(st);
+      return rc;
+    }
+    status = st;
+  }
+  if (workspace)
+    drv->cuMemFree(workspace);
+  workspace = fresh;
   capacity = entries;
   return SPECC_SUCCESS;
 }
 
-int specc_mover::loadKernels() {
+int specc_mover::loadEntries() {
+  std::string error;
+  Manifest parsed;
+  if (!parseManifest(manifest(), parsed, error))
+    return fail(SPECC_ERROR_IMAGE, error);
+  if (parsed.abi != KVCACHE_ABI_VERSION)
+    return fail(SPECC_ERROR_IMAGE,
+                "the kernel image was built for ABI version " +
+                    std::to_string(parsed.abi) + ", this runtime speaks " +
+                    std::to_string(KVCACHE_ABI_VERSION) +
+                    ": rebuild the runtime from the artifacts of the same "
+                    "specc commit");
+  for (LaunchInfo &info : parsed.kernels) {
+    if (info.entry.empty())
+      continue; // a stage kernel: not an entry point
+    EntryPoint e;
+    auto ids = [&](const std::vector<std::string> &names,
+                   std::vector<int> &out) {
+      for (const std::string &n : names) {
+        int id = paramId(n);
+        if (id < 0) {
+          error = "entry " + info.name + " takes parameter '" + n +
+                  "', unknown to this runtime";
+          return false;
+        }
+        out.push_back(id);
+      }
+      return true;
+    };
+    if (!ids(info.params, e.params) || !ids(info.hostArgs, e.hostArgs) ||
+        !ids(info.units, e.units))
+      return fail(SPECC_ERROR_IMAGE, error);
+    if (info.targets == "req_to_token")
+      e.targets = SPECC_TARGETS_REQ_TO_TOKEN;
+    else if (info.targets == "window")
+      e.targets = SPECC_TARGETS_WINDOW;
+    else
+      return fail(SPECC_ERROR_IMAGE, "entry " + info.name +
+                                         " has unknown targets '" +
+                                         info.targets + "'");
+    int dtypes[kNumTensors];
+    for (int k = 0; k < kNumTensors; ++k) {
+      dtypes[k] = SPECC_INT32;
+      const char *name = kParams[kTensors[k]].name;
+      auto it = std::find_if(info.types.begin(), info.types.end(),
+                             [&](const auto &t) { return t.first == name; });
+      if (it == info.types.end()) {
+        if (usedBy(e.targets, k))
+          return fail(SPECC_ERROR_IMAGE, "entry " + info.name +
+                                             " gives no element type for " +
+                                             name);
+        continue;
+      }
+      if (it->second == "i64")
+        dtypes[k] = SPECC_INT64;
+      else if (it->second != "i32")
+        return fail(SPECC_ERROR_IMAGE, "entry " + info.name + ": " + name +
+                                           " of element type " + it->second);
+    }
+    int key = dispatchKey(e.targets, dtypes);
+    if (dispatch[key] >= 0)
+      return fail(SPECC_ERROR_IMAGE, "entries " +
+                                         entries[dispatch[key]].info.name +
+                                         " and " + info.name +
+                                         " have the same signature");
+    e.info = std::move(info);
+    dispatch[key] = static_cast<int>(entries.size());
+    entries.push_back(std::move(e));
+  }
+  if (entries.empty())
+    return fail(SPECC_ERROR_IMAGE, "the kernel manifest has no entry point");
+  if (!drv)
+    for (EntryPoint &e : entries)
+      if (!(e.host = host::findEntry(e.info.name)))
+        return fail(SPECC_ERROR_IMAGE, "the host object lacks entry " +
+                                           e.info.name);
+  return SPECC_SUCCESS;
+}
+
+int specc_mover::loadModule() {
   int major = 0, minor = 0;
   if (int rc =
           check(drv->cuDeviceGetAttribute(
@@ -227,6 +411,9 @@ int specc_mover::loadKernels() {
     return rc;
   drv->cuDeviceGetAttribute(&minor,
                             CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  drv->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                            dev);
+  sms = std::max(sms, 1);
   const char *force = std::getenv("SPECC_FORCE_PTX");
   bool forcePtx = force && *force && std::strcmp(force, "0") != 0;
   EmbeddedFile image = ptx();
@@ -244,307 +431,285 @@ int specc_mover::loadKernels() {
   void *values[] = {log.data(), reinterpret_cast<void *>(log.size())};
   CUresult rc =
       drv->cuModuleLoadDataEx(&module, image.data, 2, options, values);
-  if (rc != CUDA_SUCCESS)
+  if (rc != CUDA_SUCCESS) {
+    module = nullptr;
     return fail(SPECC_ERROR_CUDA,
                 describe(*drv, rc, "cuModuleLoadDataEx",
                          backend + " for sm_" + std::to_string(major) +
                              std::to_string(minor)) +
                     (log[0] ? std::string("; JIT log: ") + log.data() : ""));
-  std::string error;
-  std::vector<LaunchInfo> infos = parseManifest(manifest(), error);
-  if (infos.empty())
-    return fail(SPECC_ERROR_CUDA,
-                error.empty() ? "empty kernel manifest" : error);
-  for (const LaunchInfo &info : infos) {
-    CUfunction fn;
-    if (int rc2 =
-            check(drv->cuModuleGetFunction(&fn, module, info.name.c_str()),
-                  "cuModuleGetFunction", info.name))
+  }
+  for (EntryPoint &e : entries) {
+    if (int rc2 = check(
+            drv->cuModuleGetFunction(&e.fn, module, e.info.name.c_str()),
+            "cuModuleGetFunction", e.info.name))
       return rc2;
-    if (info.sharedMemory > 48 * 1024)
+    if (e.info.sharedMemory > 48 * 1024)
       if (int rc2 =
               check(drv->cuFuncSetAttribute(
-                        fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        static_cast<int>(info.sharedMemory)),
-                    "cuFuncSetAttribute", info.name))
+                        e.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        static_cast<int>(e.info.sharedMemory)),
+                    "cuFuncSetAttribute", e.info.name))
         return rc2;
-    kernels[info.name] = {fn, info};
   }
   return SPECC_SUCCESS;
-}
-
-int specc_mover::launch(const std::string &name, unsigned gridX, unsigned gridY,
-                        CUstream stream, std::vector<void *> args) {
-  auto it = kernels.find(name);
-  if (it == kernels.end())
-    return fail(SPECC_ERROR_CUDA,
-                "kernel " + name + " is not in the kernel image");
-  const LaunchInfo &info = it->second.second;
-  return check(drv->cuLaunchKernel(it->second.first, gridX, gridY, 1,
-                                   info.block, 1, 1,
-                                   static_cast<unsigned>(info.sharedMemory),
-                                   stream, args.data(), nullptr),
-               "cuLaunchKernel", name);
 }
 
 extern "C" {
 
 int specc_mover_create(int device, int64_t max_entries, specc_mover **out) {
-  if (!out)
-    return fail(SPECC_ERROR_INVALID_ARGUMENT, "out must not be null");
-  *out = nullptr;
-  auto m = std::make_unique<specc_mover>();
-  m->device = device;
-  if (device == SPECC_DEVICE_CPU) {
+  return guarded([&]() -> int {
+    if (!out)
+      return fail(SPECC_ERROR_INVALID_ARGUMENT, "out must not be null");
+    *out = nullptr;
+    if (max_entries < 0 || max_entries > INT32_MAX)
+      return fail(SPECC_ERROR_INVALID_ARGUMENT,
+                  "max_entries must lie in [0, 2^31 - 1]");
+    auto m = std::make_unique<specc_mover>();
+    m->device = device;
+    if (device != SPECC_DEVICE_CPU) {
+      std::string error;
+      const Driver *drv = getDriver(error);
+      if (!drv)
+        return fail(SPECC_ERROR_NO_DRIVER, error);
+      int count = 0;
+      drv->cuDeviceGetCount(&count);
+      if (device < 0 || device >= count)
+        return fail(SPECC_ERROR_INVALID_ARGUMENT,
+                    "device " + std::to_string(device) + " does not exist (" +
+                        std::to_string(count) + " CUDA devices)");
+      m->drv = drv;
+      if (int rc = m->check(drv->cuDeviceGet(&m->dev, device), "cuDeviceGet",
+                            "device " + std::to_string(device)))
+        return rc;
+      if (int rc = m->check(drv->cuDevicePrimaryCtxRetain(&m->ctx, m->dev),
+                            "cuDevicePrimaryCtxRetain",
+                            "device " + std::to_string(device))) {
+        m->ctx = nullptr;
+        return rc;
+      }
+    }
+    if (int rc = m->loadEntries())
+      return rc;
+    ContextScope scope(m.get());
+    if (m->drv)
+      if (int rc = m->loadModule())
+        return rc;
     if (int rc = m->allocate(max_entries))
       return rc;
     *out = m.release();
     return SPECC_SUCCESS;
-  }
-  std::string error;
-  const Driver *drv = getDriver(error);
-  if (!drv)
-    return fail(SPECC_ERROR_NO_DRIVER, error);
-  int count = 0;
-  drv->cuDeviceGetCount(&count);
-  if (device < 0 || device >= count)
-    return fail(SPECC_ERROR_INVALID_ARGUMENT,
-                "device " + std::to_string(device) + " does not exist (" +
-                    std::to_string(count) + " CUDA devices)");
-  m->drv = drv;
-  if (int rc = m->check(drv->cuDeviceGet(&m->dev, device), "cuDeviceGet",
-                        "device " + std::to_string(device)))
-    return rc;
-  if (int rc = m->check(drv->cuDevicePrimaryCtxRetain(&m->ctx, m->dev),
-                        "cuDevicePrimaryCtxRetain",
-                        "device " + std::to_string(device)))
-    return rc;
-  ContextScope scope(m.get());
-  if (int rc = m->loadKernels())
-    return rc;
-  if (int rc = m->allocate(max_entries))
-    return rc;
-  *out = m.release();
-  return SPECC_SUCCESS;
+  });
 }
 
 void specc_mover_destroy(specc_mover *mover) { delete mover; }
 
 int specc_mover_set_buffers(specc_mover *m, const specc_kv_buffer *buffers,
                             int64_t num_buffers) {
-  if (!m || (num_buffers > 0 && !buffers) || num_buffers < 0)
-    return fail(SPECC_ERROR_INVALID_ARGUMENT, "invalid mover or buffer list");
-  if (num_buffers > 65535)
-    return fail(SPECC_ERROR_INVALID_ARGUMENT, "at most 65535 KV buffers");
-  std::vector<int64_t> table;
-  int64_t maxRow = 0;
-  for (int64_t b = 0; b < num_buffers; ++b) {
-    const specc_kv_buffer &kv = buffers[b];
-    if (!kv.data || kv.row_bytes <= 0 || kv.slots <= 0)
-      return fail(SPECC_ERROR_INVALID_ARGUMENT,
-                  "KV buffer " + std::to_string(b) +
-                      " needs a data pointer, row_bytes > 0 and slots > 0");
-    table.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(kv.data)));
-    table.push_back(kv.row_bytes);
-    table.push_back(kv.slots);
-    maxRow = std::max(maxRow, kv.row_bytes);
-  }
-  if (table == m->table)
-    return SPECC_SUCCESS;
-  if (m->drv) {
-    ContextScope scope(m);
-    if (num_buffers > m->tableCapacity) {
-      if (m->dtable)
-        m->drv->cuMemFree(m->dtable);
-      m->dtable = 0;
-      if (int rc = m->check(m->drv->cuMemAlloc(&m->dtable, 8 * table.size()),
-                            "cuMemAlloc", "buffer table"))
-        return rc;
-      m->tableCapacity = num_buffers;
+  return guarded([&]() -> int {
+    if (!m || (num_buffers > 0 && !buffers) || num_buffers < 0)
+      return fail(SPECC_ERROR_INVALID_ARGUMENT, "invalid mover or buffer list");
+    if (num_buffers > 65535)
+      return fail(SPECC_ERROR_INVALID_ARGUMENT, "at most 65535 KV buffers");
+    std::vector<int64_t> table;
+    table.reserve(3 * num_buffers);
+    int64_t maxRow = 0;
+    for (int64_t b = 0; b < num_buffers; ++b) {
+      const specc_kv_buffer &kv = buffers[b];
+      if (!kv.data || kv.row_bytes <= 0 || kv.slots <= 0)
+        return fail(SPECC_ERROR_INVALID_ARGUMENT,
+                    "KV buffer " + std::to_string(b) +
+                        " needs a data pointer, row_bytes > 0 and slots > 0");
+      if (kv.slots > INT64_MAX / kv.row_bytes ||
+          reinterpret_cast<uintptr_t>(kv.data) >
+              UINTPTR_MAX - static_cast<uint64_t>(kv.slots * kv.row_bytes))
+        return fail(SPECC_ERROR_INVALID_ARGUMENT,
+                    "KV buffer " + std::to_string(b) +
+                        ": slots * row_bytes overflows the address space");
+      table.push_back(
+          static_cast<int64_t>(reinterpret_cast<uintptr_t>(kv.data)));
+      table.push_back(kv.row_bytes);
+      table.push_back(kv.slots);
+      maxRow = std::max(maxRow, kv.row_bytes);
     }
-    if (!table.empty())
-      if (int rc = m->check(
-              m->drv->cuMemcpyHtoD(m->dtable, table.data(), 8 * table.size()),
-              "cuMemcpyHtoD", "buffer table"))
-        return rc;
-  }
-  m->table = std::move(table);
-  m->numBuffers = num_buffers;
-  m->maxRowBytes = maxRow;
-  return SPECC_SUCCESS;
+    std::lock_guard<std::mutex> lock(m->busy);
+    if (table == m->table && num_buffers == m->numBuffers)
+      return SPECC_SUCCESS;
+    if (m->drv) {
+      ContextScope scope(m);
+      if (num_buffers > m->tableCapacity) {
+        CUdeviceptr fresh = 0;
+        if (int rc = m->check(m->drv->cuMemAlloc(&fresh, 8 * table.size()),
+                              "cuMemAlloc", "buffer table"))
+          return rc;
+        if (m->dtable)
+          m->drv->cuMemFree(m->dtable);
+        m->dtable = fresh;
+        m->tableCapacity = num_buffers;
+      }
+      if (!table.empty())
+        if (int rc = m->check(m->drv->cuMemcpyHtoD(m->dtable, table.data(),
+                                                   8 * table.size()),
+                              "cuMemcpyHtoD", "buffer table"))
+          return rc;
+    }
+    m->table = std::move(table);
+    m->numBuffers = num_buffers;
+    m->maxRowBytes = maxRow;
+    return SPECC_SUCCESS;
+  });
 }
 
 int specc_move_accept_tokens(specc_mover *m, const specc_move_args *a,
                              void *streamPtr, int sync) {
-  if (!m || !a)
-    return fail(SPECC_ERROR_INVALID_ARGUMENT,
-                "mover and args must not be null");
-  std::string error;
-  if (!validate(*a, error))
-    return fail(SPECC_ERROR_INVALID_ARGUMENT, error);
-  int64_t bs = a->req_pool_indices.shape[0], w = a->accept_index.shape[1];
-  int64_t n = bs * w;
-  int rpiT = a->req_pool_indices.dtype, ncdT = a->num_correct_drafts.dtype;
-  int accT = a->accept_index.dtype, oclT = a->out_cache_loc.dtype;
-  auto stream = static_cast<CUstream>(streamPtr);
+  return guarded([&]() -> int {
+    if (!m || !a)
+      return fail(SPECC_ERROR_INVALID_ARGUMENT,
+                  "mover and args must not be null");
+    std::unique_lock<std::mutex> lock(m->busy, std::try_to_lock);
+    if (!lock.owns_lock())
+      return fail(SPECC_ERROR_INVALID_ARGUMENT,
+                  "this mover is in use by another thread: use one mover per "
+                  "thread or stream");
+    int64_t rowVectors = (m->maxRowBytes + 15) / 16;
+    std::string error;
+    if (!validate(*a, m->numBuffers, rowVectors, error))
+      return fail(SPECC_ERROR_INVALID_ARGUMENT, error);
+    int64_t bs = a->num_correct_drafts.shape[0], w = a->accept_index.shape[1];
+    int64_t n = bs * w;
+    int dtypes[kNumTensors];
+    for (int k = 0; k < kNumTensors; ++k)
+      dtypes[k] = tensorOf(*a, k).dtype;
+    int index = m->dispatch[dispatchKey(a->targets, dtypes)];
+    if (index < 0) {
+      std::string sig;
+      for (int k = 0; k < kNumTensors; ++k)
+        if (usedBy(a->targets, k))
+          sig += std::string(sig.empty() ? "" : ", ") +
+                 kParams[kTensors[k]].name + " " + dtypeName(dtypes[k]);
+      return fail(SPECC_ERROR_IMAGE,
+                  "the kernel image has no entry point for " + sig);
+    }
+    const EntryPoint &e = m->entries[index];
+    auto stream = static_cast<CUstream>(streamPtr);
 
-  if (!m->drv) {
-    if (n > m->capacity)
+    // Every value a parameter may name (KVCACHE_FOREACH_PARAM).
+    int64_t values[KVCACHE_NUM_PARAMS] = {};
+    for (int k = 0; k < kNumTensors; ++k)
+      values[kTensors[k]] = static_cast<int64_t>(
+          reinterpret_cast<uintptr_t>(tensorOf(*a, k).data));
+    values[KVCACHE_PARAM_BATCH] = bs;
+    values[KVCACHE_PARAM_ACCEPT_WIDTH] = w;
+    values[KVCACHE_PARAM_MAX_REQS] = a->req_to_token.shape[0];
+    values[KVCACHE_PARAM_POOL_LEN] = a->req_to_token.shape[1];
+    values[KVCACHE_PARAM_NUM_OUT_CACHE_LOC] = a->out_cache_loc.shape[0];
+    values[KVCACHE_PARAM_NUM_BUFFERS] = m->numBuffers;
+    values[KVCACHE_PARAM_ROW_VECTORS] = rowVectors;
+
+    if (!m->drv) {
+      if (n > m->capacity)
+        if (int rc = m->allocate(n))
+          return rc;
+      using host::Descriptor;
+      Descriptor d[KVCACHE_NUM_PARAMS];
+      for (int k = 0; k < kNumTensors; ++k) {
+        const specc_tensor &t = tensorOf(*a, k);
+        d[kTensors[k]] = t.rank == 2
+                             ? Descriptor::rank2(t.data, t.shape[0], t.shape[1])
+                             : Descriptor::rank1(t.data, t.shape[0]);
+      }
+      d[KVCACHE_PARAM_BUFFERS] = Descriptor::rank2(
+          m->table.data(), m->numBuffers, KVCACHE_BUFFER_COLUMNS);
+      d[KVCACHE_PARAM_WORKSPACE] = Descriptor::rank1(
+          m->hostWorkspace.data(),
+          static_cast<int64_t>(m->hostWorkspace.size()));
+      d[KVCACHE_PARAM_STATUS] =
+          Descriptor::rank1(m->hostStatus.data(), SPECC_STATUS_FIELDS);
+      std::vector<Descriptor *> args;
+      for (int id : e.hostArgs)
+        args.push_back(&d[id]);
+      if (!host::callEntry(e.host, args.data(), args.size()))
+        return fail(SPECC_ERROR_IMAGE,
+                    "entry " + e.info.name + " takes " +
+                        std::to_string(args.size()) + " arguments");
+      // As on the GPU, bad input is an error only for a waiting call.
+      if (sync && m->hostStatus[KVCACHE_STATUS_CODE] != 0)
+        return fail(SPECC_ERROR_INPUT, statusText(m->hostStatus.data()));
+      return SPECC_SUCCESS;
+    }
+
+    ContextScope scope(m);
+    const Driver &d = *m->drv;
+    int capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (int rc = m->check(d.cuStreamIsCapturing(stream, &capturing),
+                          "cuStreamIsCapturing", "caller's stream"))
+      return rc;
+    if (n > m->capacity) {
+      if (capturing != CU_STREAM_CAPTURE_STATUS_NONE)
+        return fail(SPECC_ERROR_CAPTURING,
+                    "bs * W = " + std::to_string(n) +
+                        " exceeds the mover's scratch (" +
+                        std::to_string(m->capacity) +
+                        " entries) while the stream is capturing; create the "
+                        "mover with max_entries >= " +
+                        std::to_string(n) + " before capture");
       if (int rc = m->allocate(n))
         return rc;
-    using host::MemRef;
-    auto v1 = [](void *p, int64_t len) {
-      return MemRef<1>{p, p, 0, {len}, {1}};
-    };
-    auto v2 = [](void *p, int64_t r, int64_t c) {
-      return MemRef<2>{p, p, 0, {r, c}, {c, 1}};
-    };
-    std::fill(m->hostStatus.begin(), m->hostStatus.end(), 0);
-    MemRef<1> rpi = v1(a->req_pool_indices.data, bs);
-    MemRef<2> r2t = v2(a->req_to_token.data, a->req_to_token.shape[0],
-                       a->req_to_token.shape[1]);
-    MemRef<1> seq = v1(a->seq_lens.data, bs);
-    MemRef<1> ncd = v1(a->num_correct_drafts.data, bs);
-    MemRef<2> acc = v2(a->accept_index.data, bs, w);
-    MemRef<1> ocl = v1(a->out_cache_loc.data, a->out_cache_loc.shape[0]);
-    MemRef<1> tgt = v1(m->hostTargets.data(), n);
-    MemRef<1> src = v1(m->hostSources.data(), n);
-    MemRef<1> st = v1(m->hostStatus.data(), KVCACHE_STATUS_FIELDS);
-    MemRef<2> table =
-        v2(m->table.data(), m->numBuffers, KVCACHE_BUFFER_COLUMNS);
-    MemRef<1> ws = v1(m->hostWorkspace.data(), m->hostWorkspace.size());
-    host::assignTargets(rpiT, ncdT)(&rpi, &r2t, &seq, &ncd, &tgt, &st);
-    host::compactSources(accT, oclT, ncdT)(&acc, &ocl, &ncd, &src, &st);
-    host::moveRows()(&table, &src, &tgt, &ws, &st);
-    // As on the GPU, bad input is an error only for a waiting call.
-    if (sync && m->hostStatus[KVCACHE_STATUS_CODE] != 0)
-      return fail(SPECC_ERROR_INPUT, statusText(m->hostStatus.data()));
-    return SPECC_SUCCESS;
-  }
-
-  ContextScope scope(m);
-  const Driver &d = *m->drv;
-  int capturing = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (int rc = m->check(d.cuStreamIsCapturing(stream, &capturing),
-                        "cuStreamIsCapturing", "caller's stream"))
-    return rc;
-  if (n > m->capacity) {
-    if (capturing != CU_STREAM_CAPTURE_STATUS_NONE)
-      return fail(
-          SPECC_ERROR_CAPTURING,
-          "bs * W = " + std::to_string(n) + " exceeds the mover's scratch (" +
-              std::to_string(m->capacity) +
-              " entries) while the stream is capturing; create the mover "
-              "with max_entries >= " +
-              std::to_string(n) + " before capture");
-    if (int rc = m->allocate(n))
-      return rc;
-  }
-  if (int rc = m->check(
-          d.cuMemsetD8Async(m->status, 0, 8 * KVCACHE_STATUS_FIELDS, stream),
-          "cuMemsetD8Async", "status"))
-    return rc;
-
-  auto ptr = [](const specc_tensor &t) {
-    return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(t.data));
-  };
-  CUdeviceptr rpi = ptr(a->req_pool_indices), r2t = ptr(a->req_to_token);
-  CUdeviceptr seq = ptr(a->seq_lens), ncd = ptr(a->num_correct_drafts);
-  CUdeviceptr acc = ptr(a->accept_index), ocl = ptr(a->out_cache_loc);
-  int64_t maxReqs = a->req_to_token.shape[0],
-          poolLen = a->req_to_token.shape[1];
-  int64_t nOcl = a->out_cache_loc.shape[0], numBuffers = m->numBuffers;
-
-  std::string assign = std::string("assign_targets_") + suffix(rpiT) + "_" +
-                       suffix(ncdT) + "_assign_targets";
-  if (int rc = m->launch(assign, 1, 1, stream,
-                         {&rpi, &r2t, &seq, &ncd, &m->targets, &m->status, &bs,
-                          &maxReqs, &poolLen, &n}))
-    return rc;
-  std::string compact = std::string("compact_sources_") + suffix(accT) + "_" +
-                        suffix(oclT) + "_" + suffix(ncdT) + "_compact_sources";
-  if (int rc = m->launch(
-          compact, 1, 1, stream,
-          {&acc, &ocl, &ncd, &m->sources, &m->status, &bs, &w, &nOcl}))
-    return rc;
-  if (numBuffers > 0 && n > 0) {
-    // Small batches: one stage-all launch (every moved tile through shared
-    // memory) instead of plan + copy; it must hold all n entries.
-    const LaunchInfo &stageAll = m->kernels["move_rows_move_stage_all"].second;
-    int64_t stageAllEntries =
-        stageAll.tileBytes ? stageAll.sharedMemory / stageAll.tileBytes : 0;
-    bool small = n <= std::min<int64_t>(stageAllEntries, kStageAllMaxEntries);
-    const LaunchInfo &tiled =
-        small ? stageAll : m->kernels["move_rows_move_copy"].second;
-    unsigned tiles = static_cast<unsigned>(
-        (m->maxRowBytes + tiled.tileBytes - 1) / tiled.tileBytes);
-    if (small) {
-      if (int rc = m->launch("move_rows_move_stage_all", tiles,
-                             static_cast<unsigned>(numBuffers), stream,
-                             {&m->dtable, &m->sources, &m->targets, &m->status,
-                              &n, &numBuffers}))
-        return rc;
-    } else {
-      if (int rc = m->launch("move_rows_move_plan", 1, 1, stream,
-                             {&m->dtable, &m->sources, &m->targets,
-                              &m->workspace, &m->status, &n, &numBuffers}))
-        return rc;
-      if (int rc = m->launch("move_rows_move_copy", tiles,
-                             static_cast<unsigned>(numBuffers), stream,
-                             {&m->dtable, &m->sources, &m->targets,
-                              &m->workspace, &m->status, &n}))
-        return rc;
     }
-  }
-  if (!sync)
+    values[KVCACHE_PARAM_BUFFERS] = static_cast<int64_t>(m->dtable);
+    values[KVCACHE_PARAM_WORKSPACE] = static_cast<int64_t>(m->workspace);
+    values[KVCACHE_PARAM_STATUS] = static_cast<int64_t>(m->status);
+    void *args[KVCACHE_NUM_PARAMS];
+    for (size_t i = 0; i < e.params.size(); ++i)
+      args[i] = &values[e.params[i]];
+    // Grid: the work items the manifest names, one per thread, at most
+    // blocks_per_sm blocks per SM (the kernel loops over the rest).
+    int64_t work = 1;
+    for (int id : e.units)
+      work *= std::max<int64_t>(values[id], 0);
+    int64_t block = e.info.block;
+    int64_t maxBlocks =
+        std::max<int64_t>(1, m->sms * std::max<int64_t>(e.info.blocksPerSM, 1));
+    int64_t blocks =
+        std::min(maxBlocks, std::max<int64_t>(1, (work + block - 1) / block));
+    if (int rc = m->check(
+            d.cuLaunchKernel(e.fn, static_cast<unsigned>(blocks), 1, 1,
+                             e.info.block, 1, 1,
+                             static_cast<unsigned>(e.info.sharedMemory),
+                             stream, args, nullptr),
+            "cuLaunchKernel", e.info.name))
+      return rc;
+    if (!sync)
+      return SPECC_SUCCESS;
+    int64_t status[SPECC_STATUS_FIELDS];
+    lock.unlock();
+    if (int rc = specc_mover_read_status(m, stream, status))
+      return rc;
+    if (status[KVCACHE_STATUS_CODE] != 0)
+      return fail(SPECC_ERROR_INPUT, statusText(status));
     return SPECC_SUCCESS;
-  int64_t status[KVCACHE_STATUS_FIELDS];
-  if (int rc = specc_mover_read_status(m, stream, status))
-    return rc;
-  if (status[KVCACHE_STATUS_CODE] != 0)
-    return fail(SPECC_ERROR_INPUT, statusText(status));
-  return SPECC_SUCCESS;
+  });
 }
 
-int specc_mover_read_status(specc_mover *m, void *stream, int64_t out[4]) {
-  if (!m || !out)
-    return fail(SPECC_ERROR_INVALID_ARGUMENT, "mover and out must not be null");
-  if (!m->drv) {
-    std::copy(m->hostStatus.begin(), m->hostStatus.end(), out);
-    return SPECC_SUCCESS;
-  }
-  ContextScope scope(m);
-  if (int rc =
-          m->check(m->drv->cuStreamSynchronize(static_cast<CUstream>(stream)),
-                   "cuStreamSynchronize", "reading the status record"))
-    return rc;
-  return m->check(
-      m->drv->cuMemcpyDtoH(out, m->status, 8 * KVCACHE_STATUS_FIELDS),
-      "cuMemcpyDtoH", "status");
-}
-
-int specc_mover_read_slots(specc_mover *m, void *stream, int64_t *targets,
-                           int64_t *sources, int64_t n) {
-  if (!m || n < 0 || n > m->capacity || (n > 0 && (!targets || !sources)))
-    return fail(SPECC_ERROR_INVALID_ARGUMENT,
-                "invalid mover, buffers or count");
-  if (!m->drv) {
-    std::copy_n(m->hostTargets.begin(), n, targets);
-    std::copy_n(m->hostSources.begin(), n, sources);
-    return SPECC_SUCCESS;
-  }
-  if (n == 0)
-    return SPECC_SUCCESS;
-  ContextScope scope(m);
-  if (int rc =
-          m->check(m->drv->cuStreamSynchronize(static_cast<CUstream>(stream)),
-                   "cuStreamSynchronize", "reading the slot lists"))
-    return rc;
-  if (int rc = m->check(m->drv->cuMemcpyDtoH(targets, m->targets, 8 * n),
-                        "cuMemcpyDtoH", "targets"))
-    return rc;
-  return m->check(m->drv->cuMemcpyDtoH(sources, m->sources, 8 * n),
-                  "cuMemcpyDtoH", "sources");
+int specc_mover_read_status(specc_mover *m, void *stream,
+                            int64_t out[SPECC_STATUS_FIELDS]) {
+  return guarded([&]() -> int {
+    if (!m || !out)
+      return fail(SPECC_ERROR_INVALID_ARGUMENT,
+                  "mover and out must not be null");
+    if (!m->drv) {
+      std::copy(m->hostStatus.begin(), m->hostStatus.end(), out);
+      return SPECC_SUCCESS;
+    }
+    ContextScope scope(m);
+    if (int rc = m->check(
+            m->drv->cuStreamSynchronize(static_cast<CUstream>(stream)),
+            "cuStreamSynchronize", "reading the status record"))
+      return rc;
+    return m->check(
+        m->drv->cuMemcpyDtoH(out, m->status, 8 * SPECC_STATUS_FIELDS),
+        "cuMemcpyDtoH", "status");
+  });
 }
 
 const char *specc_status_message(const int64_t s[4], char *buf, int64_t len) {
@@ -590,8 +755,8 @@ const char *specc_status_message(const int64_t s[4], char *buf, int64_t len) {
     break;
   case KVCACHE_ERR_SLOT:
     std::snprintf(buf, len,
-                  "entry %lld moves slot %lld, outside [0, %lld) (slots of the "
-                  "smallest KV buffer)",
+                  "accepted entry %lld (request * W + j) moves slot %lld, "
+                  "outside [0, %lld) (slots of the smallest KV buffer)",
                   e, v, b);
     break;
   case KVCACHE_ERR_STAGING_CAPACITY:
@@ -600,6 +765,12 @@ const char *specc_status_message(const int64_t s[4], char *buf, int64_t len) {
                   "and a target around a loop), more than the %lld the GPU "
                   "move stages at once; nothing was moved",
                   v, b);
+    break;
+  case KVCACHE_ERR_WINDOW_RANGE:
+    std::snprintf(buf, len,
+                  "request %lld accepts %lld tokens, more than the %lld slots "
+                  "of its verify window in out_cache_loc",
+                  e, v, b);
     break;
   default:
     std::snprintf(buf, len, "unknown status code %lld",

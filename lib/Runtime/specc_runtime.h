@@ -28,6 +28,10 @@ extern "C" {
 /* Element types of index tensors. */
 enum { SPECC_INT32 = 0, SPECC_INT64 = 1 };
 
+/* Where the target slots come from (docs/semantics.md): the request-to-token
+ * table, or the head of each request's verify window in out_cache_loc. */
+enum { SPECC_TARGETS_REQ_TO_TOKEN = 0, SPECC_TARGETS_WINDOW = 1 };
+
 /* Where a mover runs. */
 enum { SPECC_DEVICE_CPU = -1 };
 
@@ -40,6 +44,9 @@ enum {
   SPECC_ERROR_CUDA = 3,
   SPECC_ERROR_INPUT = 4,
   SPECC_ERROR_CAPTURING = 5,
+  SPECC_ERROR_OUT_OF_MEMORY = 6,
+  /* The kernel image was built for another ABI version, or lacks an entry. */
+  SPECC_ERROR_IMAGE = 7,
 };
 
 /* A dense row-major tensor of rank 1 or 2 (shape[1] ignored for rank 1). */
@@ -57,14 +64,23 @@ typedef struct specc_kv_buffer {
   int64_t slots;
 } specc_kv_buffer;
 
+/* Every index tensor may be int32 or int64, each on its own. With
+ * targets = SPECC_TARGETS_WINDOW the first three are ignored and
+ * out_cache_loc holds bs windows of D = n / bs slots. */
 typedef struct specc_move_args {
-  specc_tensor req_pool_indices; /* [bs]            int32|int64 */
-  specc_tensor req_to_token;     /* [max_reqs, pool_len] int32 */
-  specc_tensor seq_lens; /* [bs]            same dtype as req_pool_indices */
-  specc_tensor num_correct_drafts; /* [bs]            int32|int64 */
-  specc_tensor accept_index;       /* [bs, W]         int32|int64, -1 padded */
-  specc_tensor out_cache_loc;      /* [n]             int32|int64 */
+  specc_tensor req_pool_indices;   /* [bs] */
+  specc_tensor req_to_token;       /* [max_reqs, pool_len] */
+  specc_tensor seq_lens;           /* [bs] */
+  specc_tensor num_correct_drafts; /* [bs] */
+  specc_tensor accept_index;       /* [bs, W], -1 padded */
+  specc_tensor out_cache_loc;      /* [n] */
+  int32_t targets;                 /* SPECC_TARGETS_* */
 } specc_move_args;
+
+/* Fields of the status record: KVCACHE_STATUS_* in
+ * dialect/KVCache/KVCacheABI.h (code, entry, value, bound, skipped requests,
+ * moved entries, path, reserved). */
+#define SPECC_STATUS_FIELDS 8
 
 typedef struct specc_mover specc_mover;
 
@@ -85,27 +101,23 @@ SPECC_API int specc_mover_set_buffers(specc_mover *mover,
                                       int64_t num_buffers);
 
 /* The KV move on `stream` (a CUstream; 0 for the legacy default stream;
- * ignored on the CPU). Every bound is checked on the device: on bad input no
- * buffer changes and the status record holds the first violation. With
- * `sync` = 0 nothing waits for the device (capturable); with `sync` = 1 the
- * call waits, reads the status record and returns SPECC_ERROR_INPUT with a
- * message on a violation. */
+ * ignored on the CPU): one kernel launch. Every bound is checked on the
+ * device, per request: a request that breaks one moves none of its rows,
+ * every other request moves, and the status record holds the first
+ * violation and the number of skipped requests. With `sync` = 0 nothing
+ * waits for the device (capturable); with `sync` = 1 the call waits, reads
+ * the status record and returns SPECC_ERROR_INPUT with a message on a
+ * violation. */
 SPECC_API int specc_move_accept_tokens(specc_mover *mover,
                                        const specc_move_args *args,
                                        void *stream, int sync);
 
-/* Reads the status record of the last call (waits for `stream`): code, entry,
- * value, bound, as listed in dialect/KVCache/KVCacheABI.h. */
+/* Reads the status record of the last call (waits for `stream`):
+ * SPECC_STATUS_FIELDS values. */
 SPECC_API int specc_mover_read_status(specc_mover *mover, void *stream,
-                                      int64_t out[4]);
+                                      int64_t out[SPECC_STATUS_FIELDS]);
 
-/* Reads the target and source slot lists of the last call (bs * W entries
- * each, int64; waits for `stream`). For tests and debugging. */
-SPECC_API int specc_mover_read_slots(specc_mover *mover, void *stream,
-                                     int64_t *targets, int64_t *sources,
-                                     int64_t n);
-
-/* Describes the status record in words. */
+/* Describes the status record (its first four fields) in words. */
 SPECC_API const char *specc_status_message(const int64_t status[4], char *buf,
                                            int64_t len);
 

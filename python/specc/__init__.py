@@ -6,7 +6,6 @@ Importing needs neither a GPU nor torch; the runtime library loads on first use.
 from ._runtime import InputError, NoDriverError, SpeccError, status_message
 from .api import (
     backend,
-    last_slots,
     last_status,
     move_accept_tokens_sglang,
     move_accept_tokens_to_target_kvcache,
@@ -19,7 +18,6 @@ __all__ = [
     "NoDriverError",
     "SpeccError",
     "backend",
-    "last_slots",
     "last_status",
     "move_accept_tokens_sglang",
     "move_accept_tokens_to_target_kvcache",

@@ -72,8 +72,14 @@ ARG_NAMES = (
 )
 
 
+#: Where the targets come from (specc_runtime.h: SPECC_TARGETS_*).
+TARGETS = {"req_to_token": 0, "window": 1}
+#: Fields of the status record (KVCACHE_STATUS_* in KVCacheABI.h).
+STATUS_FIELDS = 8
+
+
 class _MoveArgs(ctypes.Structure):
-    _fields_ = [(name, _Tensor) for name in ARG_NAMES]
+    _fields_ = [(name, _Tensor) for name in ARG_NAMES] + [("targets", ctypes.c_int32)]
 
 
 _lib = None
@@ -112,8 +118,6 @@ def library() -> ctypes.CDLL:
         lib.specc_mover_set_buffers.argtypes = [c.c_void_p, c.POINTER(_KVBuffer), c.c_int64]
         lib.specc_move_accept_tokens.argtypes = [c.c_void_p, c.POINTER(_MoveArgs), c.c_void_p, c.c_int]
         lib.specc_mover_read_status.argtypes = [c.c_void_p, c.c_void_p, c.POINTER(c.c_int64)]
-        lib.specc_mover_read_slots.argtypes = [c.c_void_p, c.c_void_p, c.POINTER(c.c_int64),
-                                               c.POINTER(c.c_int64), c.c_int64]
         lib.specc_status_message.argtypes = [c.POINTER(c.c_int64), c.c_char_p, c.c_int64]
         lib.specc_status_message.restype = c.c_char_p
         lib.specc_last_error.restype = c.c_char_p
@@ -127,7 +131,7 @@ def _raise(rc: int, mover: Optional["Mover"] = None, stream: int = 0) -> None:
     lib = library()
     message = lib.specc_last_error().decode()
     if rc == ERROR_INPUT:
-        status = mover.read_status(stream) if mover is not None else (0, 0, 0, 0)
+        status = mover.read_status(stream) if mover is not None else (0,) * STATUS_FIELDS
         raise InputError(message, status)
     if rc == ERROR_NO_DRIVER:
         raise NoDriverError(message)
@@ -192,23 +196,17 @@ class Mover:
         self.capacity = max(self.capacity,
                             args.accept_index.shape[0] * args.accept_index.shape[1])
 
-    def read_status(self, stream: int = 0) -> Tuple[int, int, int, int]:
-        out = (ctypes.c_int64 * 4)()
+    def read_status(self, stream: int = 0) -> Tuple[int, ...]:
+        """The status record of the last call: code, entry, value, bound,
+        skipped requests, moved entries, path, reserved (waits for `stream`)."""
+        out = (ctypes.c_int64 * STATUS_FIELDS)()
         rc = library().specc_mover_read_status(self._handle, stream, out)
         if rc != SUCCESS:
             _raise(rc)
         return tuple(out)
 
-    def read_slots(self, n: int, stream: int = 0):
-        tgt = (ctypes.c_int64 * max(n, 1))()
-        src = (ctypes.c_int64 * max(n, 1))()
-        rc = library().specc_mover_read_slots(self._handle, stream, tgt, src, n)
-        if rc != SUCCESS:
-            _raise(rc)
-        return list(tgt)[:n], list(src)[:n]
-
 
 def status_message(status: Sequence[int]) -> str:
-    arr = (ctypes.c_int64 * 4)(*status)
+    arr = (ctypes.c_int64 * STATUS_FIELDS)(*(list(status) + [0] * STATUS_FIELDS)[:STATUS_FIELDS])
     buf = ctypes.create_string_buffer(256)
     return library().specc_status_message(arr, buf, 256).decode()

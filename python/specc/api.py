@@ -40,7 +40,7 @@ def _device_of(x: Any) -> int:
     return rt.DEVICE_CPU
 
 
-def _index_tensor(x: Any, name: str, rank: int, int32_only: bool = False) -> rt._Tensor:
+def _index_tensor(x: Any, name: str, rank: int) -> rt._Tensor:
     if _is_torch(x):
         import torch
 
@@ -56,9 +56,8 @@ def _index_tensor(x: Any, name: str, rank: int, int32_only: bool = False) -> rt.
     if x.ndim != rank:
         raise ValueError(f"{name} must have rank {rank}, got shape {tuple(x.shape)}")
     code = dtypes.get(dtype)
-    if code is None or (int32_only and code != rt.INT32):
-        allowed = "int32" if int32_only else "int32 or int64"
-        raise TypeError(f"{name} must be {allowed}, got {dtype}")
+    if code is None:
+        raise TypeError(f"{name} must be int32 or int64, got {dtype}")
     if not contiguous:
         raise ValueError(f"{name} must be contiguous")
     return rt.tensor(ptr, code, tuple(int(s) for s in x.shape))
@@ -158,34 +157,46 @@ def move_accept_tokens_to_target_kvcache(
     kv_buffers: Sequence[Any],
     *,
     check: bool = False,
+    targets: str = "req_to_token",
 ) -> None:
     """Moves the KV rows of the accepted tokens to their target slots.
 
     For request i with acc_i = num_correct_drafts[i] + 1 accepted tokens, the
     targets are req_to_token[req_pool_indices[i], seq_lens[i] : seq_lens[i] +
-    acc_i]; the sources are out_cache_loc[a] for the non -1 entries a of
-    accept_index (row-major). In every buffer, each target row becomes what its
-    source row held before the call (gather, then scatter).
+    acc_i] (``targets="req_to_token"``) or the first acc_i slots of its verify
+    window, out_cache_loc.view(bs, -1)[i, :acc_i] (``targets="window"``, as
+    sglang 0.5.23 does; req_pool_indices, req_to_token and seq_lens may then be
+    None); the sources are out_cache_loc[a] for the non -1 entries a of row i
+    of accept_index. In every buffer, each target row becomes what its source
+    row held before the call (gather, then scatter). A request whose inputs
+    break the contract moves nothing; the others move.
 
     Args:
-      req_pool_indices, seq_lens: [bs] int32|int64 (same dtype).
-      req_to_token: [max_reqs, pool_len] int32.
+      req_pool_indices, seq_lens: [bs] int32|int64.
+      req_to_token: [max_reqs, pool_len] int32|int64.
       num_correct_drafts: [bs] int32|int64.
       accept_index: [bs, W] int32|int64, -1 padded.
       out_cache_loc: [n] int32|int64.
       kv_buffers: tensors [slots, ...] of any dtype, rows contiguous.
       check: wait for the device and raise InputError on out-of-contract input.
+      targets: "req_to_token" or "window".
     """
+    if targets not in rt.TARGETS:
+        raise ValueError(f"targets must be 'req_to_token' or 'window', got {targets!r}")
+    window = targets == "window"
     named = dict(zip(rt.ARG_NAMES, (req_pool_indices, req_to_token, seq_lens,
                                    num_correct_drafts, accept_index, out_cache_loc)))
-    device = _device_of(req_pool_indices)
+    if window:
+        named = {k: v for k, v in named.items() if k in rt.ARG_NAMES[3:]}
+    device = _device_of(num_correct_drafts)
     for name, t in named.items():
         if _device_of(t) != device:
-            raise ValueError(f"{name} is on another device than req_pool_indices")
+            raise ValueError(f"{name} is on another device than num_correct_drafts")
     args = rt._MoveArgs()
+    args.targets = rt.TARGETS[targets]
     for name, t in named.items():
         rank = 2 if name in ("req_to_token", "accept_index") else 1
-        setattr(args, name, _index_tensor(t, name, rank, int32_only=name == "req_to_token"))
+        setattr(args, name, _index_tensor(t, name, rank))
     buffers = _kv_buffers(kv_buffers, device)
     entries = int(accept_index.shape[0]) * int(accept_index.shape[1])
     stream = 0
@@ -201,19 +212,14 @@ def move_accept_tokens_to_target_kvcache(
     m.move(args, stream, sync=check)
 
 
-def last_status() -> Tuple[int, int, int, int]:
+def last_status() -> Tuple[int, ...]:
     """Status record of the last call (waits for its stream): (code, entry,
-    value, bound); code 0 means the input was within the contract."""
+    value, bound, skipped requests, moved entries, path, 0); code 0 means the
+    input was within the contract."""
     m = _last.get("mover")
     if m is None:
-        return (0, 0, 0, 0)
+        return (0,) * rt.STATUS_FIELDS
     return m.read_status(_last["stream"])
-
-
-def last_slots(n: int) -> Tuple[List[int], List[int]]:
-    """Target and source slot lists of the last call (first n entries)."""
-    m = _last["mover"]
-    return m.read_slots(n, _last["stream"])
 
 
 def move_accept_tokens_sglang(batch: Any, accept_index: Any, num_correct_drafts: Any,

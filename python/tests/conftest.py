@@ -1,4 +1,4 @@
-"""Shared fixtures: the exact vectors of DESIGN.md and the GPU marker."""
+"""Shared fixtures: the exact vectors of docs/semantics.md and the GPU marker."""
 
 import json
 import pathlib

@@ -49,16 +49,30 @@ def make_case(bs, w, *, tree, num_draft=None, layers=2, k_row=64, v_row=None,
     return args, [b.to(device) for b in buffers]
 
 
-def reference(args, buffers):
-    """Gather all, then scatter: the definition, in plain torch ops."""
-    rpi = args["req_pool_indices"].long().cpu()
-    seq = args["seq_lens"].long().cpu()
+def reference(args, buffers, skip=(), targets="req_to_token"):
+    """Gather all, then scatter: the definition, in plain torch ops, per
+    request; requests in `skip` (bad input) move nothing."""
     acc = args["num_correct_drafts"].long().cpu() + 1
-    r2t = args["req_to_token"].cpu()
-    tgt = torch.cat([r2t[rpi[i], seq[i]:seq[i] + acc[i]].long() for i in range(len(rpi))]) \
-        if len(rpi) else torch.zeros(0, dtype=torch.long)
-    flat = args["accept_index"].long().cpu().reshape(-1)
-    src = args["out_cache_loc"].long().cpu()[flat[flat != -1]]
+    bs = len(acc)
+    accept = args["accept_index"].long().cpu()
+    ocl = args["out_cache_loc"].long().cpu()
+    tgts, srcs = [], []
+    for i in range(bs):
+        if i in skip:
+            continue
+        a = int(acc[i])
+        if targets == "window":
+            d = len(ocl) // bs
+            tgts.append(ocl[i * d:i * d + a])
+        else:
+            r = int(args["req_pool_indices"][i])
+            s0 = int(args["seq_lens"][i])
+            tgts.append(args["req_to_token"].cpu()[r, s0:s0 + a].long())
+        row = accept[i]
+        srcs.append(ocl[row[row != -1]])
+    empty = torch.zeros(0, dtype=torch.long)
+    tgt = torch.cat(tgts) if tgts else empty
+    src = torch.cat(srcs) if srcs else empty
     out = [b.clone() for b in buffers]
     if len(tgt):
         dev = buffers[0].device if buffers else "cpu"

@@ -3,20 +3,20 @@
 // same PTX as the output). The host target dumps its own stages and no
 // manifest or PTX.
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: specc %kernels/move_rows.mlir --dump-dir %t/dump -o %t/kernels.ptx
+// RUN: specc %stages/move_rows.mlir --dump-dir %t/dump -o %t/kernels.ptx
 // RUN: ls %t/dump | FileCheck %s --check-prefix=LS
 // RUN: FileCheck %s --check-prefix=INPUT < %t/dump/00-input.mlir
-// RUN: FileCheck %s --check-prefix=STAGE1 < %t/dump/01-kvcache-to-gpu/builtin_module_no-symbol-name/0_kvcache-to-gpu.mlir
+// RUN: FileCheck %s --check-prefix=STAGE1 < %t/dump/01-kvcache-to-gpu/builtin_module_no-symbol-name/2_kvcache-to-gpu.mlir
 // RUN: FileCheck %s --check-prefix=NVVM < %t/dump/03-nvvm.mlir
 // RUN: diff %t/dump/kernels.sm_90.ptx %t/kernels.ptx
-// RUN: specc %kernels/move_rows.mlir --emit=manifest -o %t/kernels.manifest
+// RUN: specc %stages/move_rows.mlir --emit=manifest -o %t/kernels.manifest
 // RUN: diff %t/dump/kernels.manifest %t/kernels.manifest
 // The chip names the PTX file; a nested directory is created.
-// RUN: specc %kernels/move_rows.mlir --chip=sm_80 --dump-dir %t/a/b/dump80 -o %t/kernels80.ptx
+// RUN: specc %stages/move_rows.mlir --chip=sm_80 --dump-dir %t/a/b/dump80 -o %t/kernels80.ptx
 // RUN: ls %t/a/b/dump80 | FileCheck %s --check-prefix=LS80
 // RUN: diff %t/a/b/dump80/kernels.sm_80.ptx %t/kernels80.ptx
 //
-// RUN: specc %kernels/move_rows.mlir --target=host --emit=obj --dump-dir %t/host -o %t/host.o
+// RUN: specc %stages/move_rows.mlir --target=host --emit=obj --dump-dir %t/host -o %t/host.o
 // RUN: ls %t/host | FileCheck %s --check-prefix=HOST
 // RUN: FileCheck %s --check-prefix=HOSTLLVM < %t/host/02-llvm.mlir
 

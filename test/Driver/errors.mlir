@@ -3,19 +3,19 @@
 // inputs are given.
 // RUN: rm -rf %t && split-file --no-leading-lines %s %t
 //
-// RUN: not specc %kernels/move_rows.mlir --chip=sm_70 -o %t/out 2>&1 | FileCheck %s --check-prefix=CHIP
-// RUN: not specc %kernels/move_rows.mlir --chip=sm_100 -o %t/out 2>&1 | FileCheck %s --check-prefix=CHIP100
-// RUN: not specc %kernels/move_rows.mlir --emit=obj -o %t/out 2>&1 | FileCheck %s --check-prefix=OBJ
-// RUN: not specc %kernels/move_rows.mlir --emit=obj --target=gpu -o %t/out 2>&1 | FileCheck %s --check-prefix=OBJ
-// RUN: not specc %kernels/move_rows.mlir --target=host --emit=ptx -o %t/out 2>&1 | FileCheck %s --check-prefix=HOST
-// RUN: not specc %kernels/move_rows.mlir --target=host --emit=cubin -o %t/out 2>&1 | FileCheck %s --check-prefix=HOST
-// RUN: not specc %kernels/move_rows.mlir --target=host --emit=manifest -o %t/out 2>&1 | FileCheck %s --check-prefix=HOST
+// RUN: not specc %stages/move_rows.mlir --chip=sm_70 -o %t/out 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not specc %stages/move_rows.mlir --chip=sm_100 -o %t/out 2>&1 | FileCheck %s --check-prefix=CHIP100
+// RUN: not specc %stages/move_rows.mlir --emit=obj -o %t/out 2>&1 | FileCheck %s --check-prefix=OBJ
+// RUN: not specc %stages/move_rows.mlir --emit=obj --target=gpu -o %t/out 2>&1 | FileCheck %s --check-prefix=OBJ
+// RUN: not specc %stages/move_rows.mlir --target=host --emit=ptx -o %t/out 2>&1 | FileCheck %s --check-prefix=HOST
+// RUN: not specc %stages/move_rows.mlir --target=host --emit=cubin -o %t/out 2>&1 | FileCheck %s --check-prefix=HOST
+// RUN: not specc %stages/move_rows.mlir --target=host --emit=manifest -o %t/out 2>&1 | FileCheck %s --check-prefix=HOST
 // RUN: not ls %t/out
 //
 // RUN: not specc %t/parse-error.mlir 2>&1 | FileCheck %s --check-prefix=PARSE -DDIR=%t
-// RUN: not specc %kernels/move_rows.mlir %t/parse-error.mlir 2>&1 | FileCheck %s --check-prefix=PARSE -DDIR=%t
+// RUN: not specc %stages/move_rows.mlir %t/parse-error.mlir 2>&1 | FileCheck %s --check-prefix=PARSE -DDIR=%t
 // RUN: not specc %t/verify-error.mlir --target=host --emit=obj -o %t/out 2>&1 | FileCheck %s --check-prefix=VERIFY -DDIR=%t
-// RUN: not specc %t/verify-error.mlir %kernels/move_rows.mlir 2>&1 | FileCheck %s --check-prefix=VERIFY -DDIR=%t
+// RUN: not specc %t/verify-error.mlir %stages/move_rows.mlir 2>&1 | FileCheck %s --check-prefix=VERIFY -DDIR=%t
 // RUN: not ls %t/out
 // RUN: not specc %t/missing.mlir 2>&1 | FileCheck %s --check-prefix=MISSING -DDIR=%t
 // RUN: not specc 2>&1 | FileCheck %s --check-prefix=NOINPUT

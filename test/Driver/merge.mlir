@@ -1,9 +1,9 @@
 // Several inputs merge into one module: the kernels of all of them land in
 // the one gpu.module, in input order, and the host path keeps every function.
 // RUN: rm -rf %t && split-file %s %t
-// RUN: specc %kernels/move_rows.mlir %t/extra.mlir --emit=manifest | FileCheck %s
-// RUN: specc %t/extra.mlir %kernels/move_rows.mlir --emit=ptx | FileCheck %s --check-prefix=PTX
-// RUN: specc %kernels/move_rows.mlir %t/extra.mlir --target=host --emit=llvm | FileCheck %s --check-prefix=HOST
+// RUN: specc %stages/move_rows.mlir %t/extra.mlir --emit=manifest | FileCheck %s
+// RUN: specc %t/extra.mlir %stages/move_rows.mlir --emit=ptx | FileCheck %s --check-prefix=PTX
+// RUN: specc %stages/move_rows.mlir %t/extra.mlir --target=host --emit=llvm | FileCheck %s --check-prefix=HOST
 
 // CHECK: # specc launch manifest
 // CHECK-NEXT: kernel move_rows_move_plan block 512
@@ -11,6 +11,7 @@
 // CHECK-NEXT: kernel move_rows_move_stage_all block 256
 // CHECK-NEXT: kernel extra_compact_sources block 512
 // CHECK-NEXT: kernel extra_move_copy block 256 grid row_tiles_x_buffers tile_bytes 64 smem 0
+// CHECK-NEXT: abi {{[0-9]+}}
 // CHECK-EMPTY:
 
 // PTX: .visible .entry extra_compact_sources(

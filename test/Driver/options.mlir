@@ -1,9 +1,9 @@
 // The row-move options of the driver reach the kernels' launch manifest and
 // the PTX; invalid values are rejected by kvcache-to-gpu.
-// RUN: specc %kernels/move_rows.mlir --tile-bytes=128 --staging-bytes=65536 --emit=manifest | FileCheck %s
-// RUN: specc %kernels/move_rows.mlir --tile-bytes=128 --staging-bytes=65536 --emit=ptx | FileCheck %s --check-prefix=PTX
-// RUN: not specc %kernels/move_rows.mlir --tile-bytes=24 -o %t.ptx 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: not specc %kernels/move_rows.mlir --staging-bytes=32 -o %t.ptx 2>&1 | FileCheck %s --check-prefix=BAD-STAGING
+// RUN: specc %stages/move_rows.mlir --tile-bytes=128 --staging-bytes=65536 --emit=manifest | FileCheck %s
+// RUN: specc %stages/move_rows.mlir --tile-bytes=128 --staging-bytes=65536 --emit=ptx | FileCheck %s --check-prefix=PTX
+// RUN: not specc %stages/move_rows.mlir --tile-bytes=24 -o %t.ptx 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not specc %stages/move_rows.mlir --staging-bytes=32 -o %t.ptx 2>&1 | FileCheck %s --check-prefix=BAD-STAGING
 
 // CHECK: kernel move_rows_move_plan block 512 grid single tile_bytes 0 smem 0
 // CHECK-NEXT: kernel move_rows_move_copy block 256 grid row_tiles_x_buffers tile_bytes 128 smem 65536

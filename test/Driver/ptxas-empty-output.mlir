@@ -5,7 +5,7 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: split-file --no-leading-lines %s %t
 // RUN: chmod +x %t/silent-ptxas
-// RUN: not specc %kernels/move_rows.mlir --emit=cubin --ptxas=%t/silent-ptxas -o %t/out.cubin 2>&1 \
+// RUN: not specc %stages/move_rows.mlir --emit=cubin --ptxas=%t/silent-ptxas -o %t/out.cubin 2>&1 \
 // RUN:   | FileCheck %s
 // RUN: not ls %t/out.cubin
 

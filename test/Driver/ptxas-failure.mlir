@@ -4,16 +4,16 @@
 // RUN: rm -rf %t && mkdir -p %t/tmp
 // RUN: split-file --no-leading-lines %s %t
 // RUN: chmod +x %t/fake-ptxas
-// RUN: env TMPDIR=%t/tmp not specc %kernels/move_rows.mlir --emit=cubin --chip=sm_86 \
+// RUN: env TMPDIR=%t/tmp not specc %stages/move_rows.mlir --emit=cubin --chip=sm_86 \
 // RUN:   --ptxas=%t/fake-ptxas -o %t/out.cubin 2>&1 | FileCheck %s -DDIR=%t
 // RUN: not ls %t/out.cubin
 // The PTX named in the reproduce line is there, and is the kernels' PTX.
 // RUN: cat %t/tmp/specc-*.ptx | FileCheck %s --check-prefix=LEFT
-// RUN: not specc %kernels/move_rows.mlir --emit=cubin --ptxas=%t/nonexistent -o %t/none.cubin 2>&1 \
+// RUN: not specc %stages/move_rows.mlir --emit=cubin --ptxas=%t/nonexistent -o %t/none.cubin 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=MISSING
 // RUN: not ls %t/none.cubin
 // A ptxas path that is not executable is as good as missing.
-// RUN: not specc %kernels/move_rows.mlir --emit=cubin --ptxas=%t/not-executable -o %t/none.cubin 2>&1 \
+// RUN: not specc %stages/move_rows.mlir --emit=cubin --ptxas=%t/not-executable -o %t/none.cubin 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=MISSING
 
 // CHECK: specc: error: ptxas failed (exit code 3); reproduce with:

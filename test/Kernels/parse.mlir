@@ -1,8 +1,8 @@
 // Every kernel source parses, verifies and round-trips through the generic form.
 // RUN: specc-opt %kernels/move_accept_tokens.mlir | specc-opt --mlir-print-op-generic | specc-opt | FileCheck %s --check-prefix=WHOLE
-// RUN: specc-opt %kernels/assign_targets.mlir | specc-opt --mlir-print-op-generic | specc-opt | FileCheck %s --check-prefix=ASSIGN
-// RUN: specc-opt %kernels/compact_sources.mlir | specc-opt --mlir-print-op-generic | specc-opt | FileCheck %s --check-prefix=COMPACT
-// RUN: specc-opt %kernels/move_rows.mlir | specc-opt --mlir-print-op-generic | specc-opt | FileCheck %s --check-prefix=MOVE
+// RUN: specc-opt %stages/assign_targets.mlir | specc-opt --mlir-print-op-generic | specc-opt | FileCheck %s --check-prefix=ASSIGN
+// RUN: specc-opt %stages/compact_sources.mlir | specc-opt --mlir-print-op-generic | specc-opt | FileCheck %s --check-prefix=COMPACT
+// RUN: specc-opt %stages/move_rows.mlir | specc-opt --mlir-print-op-generic | specc-opt | FileCheck %s --check-prefix=MOVE
 
 // WHOLE-LABEL: func.func @move_accept_tokens
 // WHOLE: kvcache.assign_targets

@@ -1,13 +1,13 @@
 // PTX of the runtime's kernels (specc --emit=ptx): bare 64-bit global
 // pointers as parameters, 16-byte vector row moves, 64-bit row addressing,
 // the block scan's shuffles and barriers, the block sizes as .maxntid.
-// RUN: specc %kernels/move_rows.mlir --emit=ptx | FileCheck %s --check-prefix=MOVE
-// RUN: specc %kernels/move_rows.mlir --emit=ptx --chip=sm_80 | FileCheck %s --check-prefix=SM80
-// RUN: specc %kernels/assign_targets.mlir --emit=ptx | FileCheck %s --check-prefix=ASSIGN
-// RUN: specc %kernels/compact_sources.mlir --emit=ptx | FileCheck %s --check-prefix=COMPACT
-// RUN: specc %kernels/compact_sources.mlir --emit=ptx | FileCheck %s --check-prefix=COMPACT-ALL
-// RUN: specc %kernels/move_rows.mlir --emit=llvm | FileCheck %s --check-prefix=LLVM
-// RUN: specc %kernels/assign_targets.mlir %kernels/compact_sources.mlir %kernels/move_rows.mlir --emit=manifest \
+// RUN: specc %stages/move_rows.mlir --emit=ptx | FileCheck %s --check-prefix=MOVE
+// RUN: specc %stages/move_rows.mlir --emit=ptx --chip=sm_80 | FileCheck %s --check-prefix=SM80
+// RUN: specc %stages/assign_targets.mlir --emit=ptx | FileCheck %s --check-prefix=ASSIGN
+// RUN: specc %stages/compact_sources.mlir --emit=ptx | FileCheck %s --check-prefix=COMPACT
+// RUN: specc %stages/compact_sources.mlir --emit=ptx | FileCheck %s --check-prefix=COMPACT-ALL
+// RUN: specc %stages/move_rows.mlir --emit=llvm | FileCheck %s --check-prefix=LLVM
+// RUN: specc %stages/assign_targets.mlir %stages/compact_sources.mlir %stages/move_rows.mlir --emit=manifest \
 // RUN:   | FileCheck %s --check-prefix=MANIFEST --implicit-check-not=kernel
 // RUN: specc %kernels/move_accept_tokens.mlir --emit=manifest | FileCheck %s --check-prefix=WHOLE --implicit-check-not=kernel
 
@@ -191,12 +191,17 @@
 // MANIFEST-NEXT: kernel move_rows_move_plan block 512 grid single tile_bytes 0 smem 0
 // MANIFEST-NEXT: kernel move_rows_move_copy block 256 grid row_tiles_x_buffers tile_bytes 64 smem 98304
 // MANIFEST-NEXT: kernel move_rows_move_stage_all block 256 grid row_tiles_x_buffers tile_bytes 64 smem 98304
+// MANIFEST-NEXT: abi {{[0-9]+}}
 // MANIFEST-EMPTY:
 
+// The whole function: one entry point per specialization (64 of the
+// req_to_token form, 8 of the window form), each one kernel whose manifest
+// line names its parameters and element types; the stage kernels are gone.
 // WHOLE: # specc launch manifest: kernel NAME block THREADS grid RULE tile_bytes BYTES smem BYTES
-// WHOLE-NEXT: kernel move_accept_tokens_assign_targets block 512 grid single tile_bytes 0 smem 0
-// WHOLE-NEXT: kernel move_accept_tokens_compact_sources block 512 grid single tile_bytes 0 smem 0
-// WHOLE-NEXT: kernel move_accept_tokens_move_plan block 512 grid single tile_bytes 0 smem 0
-// WHOLE-NEXT: kernel move_accept_tokens_move_copy block 256 grid row_tiles_x_buffers tile_bytes 64 smem 98304
-// WHOLE-NEXT: kernel move_accept_tokens_move_stage_all block 256 grid row_tiles_x_buffers tile_bytes 64 smem 98304
+// WHOLE-NEXT: kernel move_accept_tokens__i32_i32_i32_i32_i32_i32 block 256 grid work tile_bytes 0 smem 0 entry move_accept_tokens targets req_to_token units bs,num_buffers,row_vectors blocks_per_sm 3 params req_pool_indices,req_to_token,seq_lens,num_correct_drafts,accept_index,out_cache_loc,buffers,workspace,status,bs,accept_width,max_reqs,pool_len,num_out_cache_loc,num_buffers,row_vectors host_args req_pool_indices,req_to_token,seq_lens,num_correct_drafts,accept_index,out_cache_loc,buffers,workspace,status types accept_index:i32,buffers:i64,num_correct_drafts:i32,out_cache_loc:i32,req_pool_indices:i32,req_to_token:i32,seq_lens:i32,status:i64,workspace:i8
+// WHOLE-COUNT-62: kernel move_accept_tokens__{{[i0-9_]+}} block 256 grid work {{.*}} entry move_accept_tokens targets req_to_token
+// WHOLE-NEXT: kernel move_accept_tokens__i64_i64_i64_i64_i64_i64 block 256 {{.*}} types accept_index:i64,buffers:i64,num_correct_drafts:i64,out_cache_loc:i64,req_pool_indices:i64,req_to_token:i64,seq_lens:i64,status:i64,workspace:i8
+// WHOLE-NEXT: kernel move_accept_tokens_window__i32_i32_i32 block 256 grid work {{.*}} entry move_accept_tokens_window targets window {{.*}} params num_correct_drafts,accept_index,out_cache_loc,buffers,workspace,status,bs,accept_width,num_out_cache_loc,num_buffers,row_vectors host_args num_correct_drafts,accept_index,out_cache_loc,buffers,workspace,status types
+// WHOLE-COUNT-7: kernel move_accept_tokens_window__{{[i0-9_]+}} block 256 {{.*}} targets window
+// WHOLE-NEXT: abi 3
 // WHOLE-EMPTY:

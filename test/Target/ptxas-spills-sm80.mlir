@@ -5,7 +5,7 @@
 // __cuda_sm70_shflsync_up). Same requirement as ptxas.mlir: every kernel
 // free of stack frames and spills.
 // REQUIRES: ptxas
-// RUN: specc %kernels/compact_sources.mlir --emit=cubin --chip=sm_80 --ptxas=%ptxas --ptxas-verbose \
+// RUN: specc %stages/compact_sources.mlir --emit=cubin --chip=sm_80 --ptxas=%ptxas --ptxas-verbose \
 // RUN:   -o %t.cubin 2> %t.log
 // RUN: FileCheck %s --implicit-check-not='{{[1-9][0-9]* bytes (stack frame|spill|cumulative stack)}}' < %t.log
 

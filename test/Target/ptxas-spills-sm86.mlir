@@ -3,10 +3,10 @@
 // 132 bytes of spill stores, 144 of spill loads at 64 registers). Same
 // requirement as ptxas.mlir: every kernel free of stack frames and spills.
 // REQUIRES: ptxas
-// RUN: specc %kernels/assign_targets.mlir --emit=cubin --chip=sm_86 --ptxas=%ptxas --ptxas-verbose \
+// RUN: specc %stages/assign_targets.mlir --emit=cubin --chip=sm_86 --ptxas=%ptxas --ptxas-verbose \
 // RUN:   -o %t.sm_86.cubin 2> %t.sm_86.log
 // RUN: FileCheck %s --implicit-check-not='{{[1-9][0-9]* bytes (stack frame|spill|cumulative stack)}}' < %t.sm_86.log
-// RUN: specc %kernels/assign_targets.mlir --emit=cubin --chip=sm_89 --ptxas=%ptxas --ptxas-verbose \
+// RUN: specc %stages/assign_targets.mlir --emit=cubin --chip=sm_89 --ptxas=%ptxas --ptxas-verbose \
 // RUN:   -o %t.sm_89.cubin 2> %t.sm_89.log
 // RUN: FileCheck %s --implicit-check-not='{{[1-9][0-9]* bytes (stack frame|spill|cumulative stack)}}' < %t.sm_89.log
 

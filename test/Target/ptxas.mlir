@@ -5,7 +5,7 @@
 // REQUIRES: ptxas
 //
 // All three runtime kernel files, sm_90.
-// RUN: specc %kernels/assign_targets.mlir %kernels/compact_sources.mlir %kernels/move_rows.mlir \
+// RUN: specc %stages/assign_targets.mlir %stages/compact_sources.mlir %stages/move_rows.mlir \
 // RUN:   --emit=cubin --chip=sm_90 --ptxas=%ptxas --ptxas-verbose -o %t.sm_90.cubin 2> %t.sm_90.log
 // RUN: FileCheck %s --check-prefix=CLEAN14 --implicit-check-not='{{[1-9][0-9]* bytes (stack frame|spill|cumulative stack)}}' < %t.sm_90.log
 // RUN: FileCheck %s --check-prefixes=ALL,SM90 < %t.sm_90.log
@@ -13,7 +13,7 @@
 // RUN: llvm-readelf -h -s %t.sm_90.cubin | FileCheck %s --check-prefixes=ELF,ELF90
 //
 // The kernels of assign_targets.mlir and move_rows.mlir, sm_80.
-// RUN: specc %kernels/assign_targets.mlir %kernels/move_rows.mlir \
+// RUN: specc %stages/assign_targets.mlir %stages/move_rows.mlir \
 // RUN:   --emit=cubin --chip=sm_80 --ptxas=%ptxas --ptxas-verbose -o %t.sm_80.cubin 2> %t.sm_80.log
 // RUN: FileCheck %s --check-prefix=CLEAN6 --implicit-check-not='{{[1-9][0-9]* bytes (stack frame|spill|cumulative stack)}}' < %t.sm_80.log
 // RUN: FileCheck %s --check-prefix=SM80 < %t.sm_80.log
@@ -24,13 +24,13 @@
 // itself (PATH, $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin, as lit did).
 // RUN: specc %kernels/move_accept_tokens.mlir --emit=cubin --chip=sm_90 --ptxas-verbose \
 // RUN:   -o %t.whole.cubin 2> %t.whole.log
-// RUN: FileCheck %s --check-prefix=CLEAN4 --implicit-check-not='{{[1-9][0-9]* bytes (stack frame|spill|cumulative stack)}}' < %t.whole.log
+// RUN: FileCheck %s --check-prefix=CLEAN72 --implicit-check-not='{{[1-9][0-9]* bytes (stack frame|spill|cumulative stack)}}' < %t.whole.log
 // RUN: FileCheck %s --check-prefix=WHOLE < %t.whole.log
 // RUN: llvm-readelf -h -s %t.whole.cubin | FileCheck %s --check-prefix=WHOLE-ELF
 
 // CLEAN14-COUNT-14: {{^[[:space:]]*}}0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // CLEAN6-COUNT-6: {{^[[:space:]]*}}0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// CLEAN4-COUNT-4: {{^[[:space:]]*}}0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CLEAN72-COUNT-72: {{^[[:space:]]*}}0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
 // ALL-DAG: Function properties for assign_targets_i64_i64_assign_targets
 // SM90-DAG: Compiling entry function 'assign_targets_i64_i64_assign_targets' for 'sm_90'
@@ -87,12 +87,10 @@
 // ELF-DAG: FUNC GLOBAL {{.*}} compact_sources_i64_i32_i32_compact_sources{{$}}
 // ELF-DAG: FUNC GLOBAL {{.*}} move_rows_move_plan{{$}}
 // ELF-DAG: FUNC GLOBAL {{.*}} move_rows_move_copy{{$}}
-// WHOLE-DAG: Compiling entry function 'move_accept_tokens_assign_targets' for 'sm_90'
-// WHOLE-DAG: Compiling entry function 'move_accept_tokens_compact_sources' for 'sm_90'
-// WHOLE-DAG: Compiling entry function 'move_accept_tokens_move_plan' for 'sm_90'
-// WHOLE-DAG: Compiling entry function 'move_accept_tokens_move_copy' for 'sm_90'
+// WHOLE-DAG: Compiling entry function 'move_accept_tokens__i64_i32_i64_i64_i64_i64' for 'sm_90'
+// WHOLE-DAG: Compiling entry function 'move_accept_tokens_window__i64_i64_i64' for 'sm_90'
+// The fused entry keeps within the registers of three blocks per SM.
+// WHOLE-DAG: Used {{([1-7][0-9]|80)}} registers, used 1 barriers
 // WHOLE-ELF: Flags: {{.*}}sm_90
-// WHOLE-ELF-DAG: FUNC GLOBAL {{.*}} move_accept_tokens_assign_targets{{$}}
-// WHOLE-ELF-DAG: FUNC GLOBAL {{.*}} move_accept_tokens_compact_sources{{$}}
-// WHOLE-ELF-DAG: FUNC GLOBAL {{.*}} move_accept_tokens_move_plan{{$}}
-// WHOLE-ELF-DAG: FUNC GLOBAL {{.*}} move_accept_tokens_move_copy{{$}}
+// WHOLE-ELF-DAG: FUNC GLOBAL {{.*}} move_accept_tokens__i32_i32_i32_i32_i32_i32{{$}}
+// WHOLE-ELF-DAG: FUNC GLOBAL {{.*}} move_accept_tokens_window__i32_i64_i32{{$}}

@@ -54,6 +54,21 @@ def KVCache_OverlapPolicyAttr : EnumAttr<KVCache_Dialect, KVCache_OverlapPolicy,
   let assemblyFormat = "`<` $value `>`";
 }
 
+/// Where kvcache.move_accepted_tokens reads the target slots from.
+def KVCache_TargetSource : I32EnumAttr<"TargetSource",
+    "where the target slots of the accepted tokens come from", [
+      I32EnumAttrCase<"ReqToToken", 0, "req_to_token">,
+      I32EnumAttrCase<"Window", 1, "window">
+    ]> {
+  let cppNamespace = "::mlir::kvcache";
+  let genSpecializedAttr = 0;
+}
+
+def KVCache_TargetSourceAttr : EnumAttr<KVCache_Dialect, KVCache_TargetSource,
+                                        "targets"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 class KVCache_Op<string mnemonic, list<Trait> traits = []>
     : Op<KVCache_Dialect, mnemonic, traits>;
 

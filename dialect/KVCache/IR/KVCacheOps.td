@@ -175,4 +175,88 @@ def KVCache_MoveRowsOp : KVCache_Op<"move_rows", [AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
+def KVCache_MoveAcceptedTokensOp : KVCache_Op<"move_accepted_tokens",
+    [AttrSizedOperandSegments, MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "the whole KV move of one verify step, per request, in one op";
+  let description = [{
+    The three stages (`kvcache.assign_targets`, `kvcache.compact_sources`,
+    `kvcache.move_rows`) as one op, with each request handled on its own.
+    `kvcache-fuse` forms it from the three ops; the specification of the
+    function is `docs/semantics.md`.
+
+    For `bs` requests, `W` columns of `accept_index`, and request `i` with
+    `acc_i = num_correct_drafts[i] + 1`:
+
+    ```
+    tgt(i, j) = req_to_token[req_pool_indices[i], seq_lens[i] + j]   targets = req_to_token
+    tgt(i, j) = out_cache_loc[i * D + j], D = size(out_cache_loc) / bs    targets = window
+    src(i, j) = out_cache_loc[a], a the j-th non-sentinel entry of row i of accept_index
+    for every buffer b, all (i, j < acc_i) at once (gather, then scatter):
+        buf_b[tgt(i, j)] = old_b[src(i, j)]
+    ```
+
+    This is the composition of the three ops whenever the count invariant
+    holds (row `i` of `accept_index` has exactly `acc_i` non-sentinel
+    entries): the global compaction of `kvcache.compact_sources` and the
+    per-request one above then give the same (target, source) pairs.
+
+    Every bound is checked, per request, without overflow: `acc_i` in
+    `[1, W]` and equal to the row's count, every non-sentinel position in
+    `[0, size(out_cache_loc))`, `req_pool_indices[i]` in `[0, max_reqs)` and
+    `0 <= seq_lens[i] <= pool_len - acc_i` (req_to_token), `acc_i <= D`
+    (window), and every target and source slot in `[0, slots_b)` of every
+    buffer. A request that breaks one moves none of its rows; every other
+    request moves exactly. `status` (memref<8xi64>, fields in
+    `KVCache/KVCacheABI.h`) is rewritten whole by every execution: the first
+    violation by request order (or zeros), the number of skipped requests,
+    the number of moved entries and the path taken.
+
+    Entries whose source equals their target move nothing and are skipped (a
+    chain-shaped draft moves zero bytes). Targets must be distinct; with
+    duplicates such a row ends up holding one of its sources, 16 bytes at a
+    time, and no other row changes.
+
+    `workspace` (i8, at least `kvcacheFusedWorkspaceBytes(bs * W)` bytes) is
+    scratch of the GPU lowering; it must be zeroed once before first use.
+
+    `req_pool_indices`, `req_to_token` and `seq_lens` are present exactly
+    when `targets = <req_to_token>`. Index operands may hold i32 or i64,
+    each independently.
+
+    Example:
+
+    ```mlir
+    kvcache.move_accepted_tokens targets <req_to_token>
+        rows(%rpi, %req_to_token, %seq_lens : memref<?xi64>, memref<?x?xi32>, memref<?xi64>)
+        drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32>) sentinel -1
+        slots(%ocl : memref<?xi64>) buffers(%buffers : memref<?x3xi64>)
+        workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+    ```
+  }];
+  let arguments = (ins
+    KVCache_TargetSourceAttr:$targets,
+    Arg<Optional<AnyMemRef>, "request row of each request", [MemRead]>:$req_pool_indices,
+    Arg<Optional<AnyMemRef>, "slot of each token position of each request row", [MemRead]>:$req_to_token,
+    Arg<Optional<AnyMemRef>, "committed tokens of each request", [MemRead]>:$seq_lens,
+    Arg<AnyMemRef, "accepted drafts of each request", [MemRead]>:$num_correct_drafts,
+    Arg<AnyMemRef, "positions of the accepted tokens, sentinel-padded", [MemRead]>:$accept_index,
+    DefaultValuedAttr<I64Attr, "-1">:$sentinel,
+    Arg<AnyMemRef, "slot of each verified draft token", [MemRead]>:$out_cache_loc,
+    Arg<AnyMemRef, "table of (address, row bytes, slots) per buffer", [MemRead]>:$buffers,
+    Arg<AnyMemRef, "scratch of the GPU lowering", [MemRead, MemWrite]>:$workspace,
+    Arg<AnyMemRef, "status record (output)", [MemWrite]>:$status);
+  let assemblyFormat = [{
+    `targets` $targets
+    (`rows` `(` $req_pool_indices^ `,` $req_to_token `,` $seq_lens `:`
+        type($req_pool_indices) `,` type($req_to_token) `,` type($seq_lens) `)`)?
+    `drafts` `(` $num_correct_drafts `:` type($num_correct_drafts) `)`
+    `accept` `(` $accept_index `:` type($accept_index) `)` `sentinel` $sentinel
+    `slots` `(` $out_cache_loc `:` type($out_cache_loc) `)`
+    `buffers` `(` $buffers `:` type($buffers) `)`
+    `workspace` `(` $workspace `:` type($workspace) `)`
+    `status` `(` $status `:` type($status) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // KVCACHE_OPS

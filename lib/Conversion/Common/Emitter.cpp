@@ -113,3 +113,31 @@ Value Emitter::ifValue(Value cond, Type type, llvm::function_ref<Value()> then,
   scf::YieldOp::create(b, otherwise());
   return op.getResult(0);
 }
+
+SmallVector<Value> Emitter::forLoopCarried(
+    Value lb, Value ub, Value step, ValueRange inits,
+    llvm::function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto loop = scf::ForOp::create(b, lb, ub, step, inits);
+  OpBuilder::InsertionGuard guard(b);
+  Block *blk = loop.getBody();
+  if (!blk->empty() && isa<scf::YieldOp>(blk->back()))
+    blk->back().erase();
+  b.setInsertionPointToEnd(blk);
+  SmallVector<Value> next =
+      body(loop.getInductionVar(), loop.getRegionIterArgs());
+  scf::YieldOp::create(b, next);
+  return SmallVector<Value>(loop.getResults());
+}
+
+SmallVector<Value>
+Emitter::ifValues(Value cond, TypeRange types,
+                  llvm::function_ref<SmallVector<Value>()> then,
+                  llvm::function_ref<SmallVector<Value>()> otherwise) {
+  auto op = scf::IfOp::create(b, types, cond, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(op.thenBlock());
+  scf::YieldOp::create(b, then());
+  b.setInsertionPointToEnd(op.elseBlock());
+  scf::YieldOp::create(b, otherwise());
+  return SmallVector<Value>(op.getResults());
+}

@@ -50,6 +50,10 @@ public:
   /// Same, with one value carried from iteration to iteration.
   Value forLoopCarried(Value lb, Value ub, Value step, Value init,
                        llvm::function_ref<Value(Value, Value)> body);
+  /// Same, with several values carried.
+  SmallVector<Value>
+  forLoopCarried(Value lb, Value ub, Value step, ValueRange inits,
+                 llvm::function_ref<SmallVector<Value>(Value, ValueRange)> body);
   /// do { (more, next) = step(x); x = next } while (more): `step` returns
   /// whether to run again and the value to carry; returns the last value.
   Value whileLoop(Value init,
@@ -60,6 +64,12 @@ public:
   /// An if that yields one value of type `type`.
   Value ifValue(Value cond, Type type, llvm::function_ref<Value()> then,
                 llvm::function_ref<Value()> otherwise);
+
+  /// An if that yields several values.
+  SmallVector<Value>
+  ifValues(Value cond, TypeRange types,
+           llvm::function_ref<SmallVector<Value>()> then,
+           llvm::function_ref<SmallVector<Value>()> otherwise);
 
   Type i64Type() { return b.getI64Type(); }
   Type i32Type() { return b.getI32Type(); }

@@ -39,6 +39,7 @@ void mlir::kvcache::populateKVCacheToGPUPatterns(
   populateAssignTargetsToGPUPattern(patterns, kernels, options);
   populateCompactSourcesToGPUPattern(patterns, kernels, options);
   populateMoveRowsToGPUPattern(patterns, kernels, options);
+  populateMoveAcceptedTokensToGPUPattern(patterns, kernels, options);
 }
 
 namespace {
@@ -91,6 +92,17 @@ struct KVCacheToGPUPass : kvcache::impl::KVCacheToGPUBase<KVCacheToGPUPass> {
     RewritePatternSet patterns(module.getContext());
     populateKVCacheToGPUPatterns(patterns, kernels, options);
     walkAndApplyPatterns(module, std::move(patterns));
+    // Nothing is dropped silently: an op no pattern lowered (one outside a
+    // function, or one its pattern refused) fails the pass where it is.
+    WalkResult left = module.walk([&](Operation *op) {
+      if (op->getName().getDialectNamespace() !=
+          KVCacheDialect::getDialectNamespace())
+        return WalkResult::advance();
+      op->emitOpError("could not be lowered to GPU kernels");
+      return WalkResult::interrupt();
+    });
+    if (left.wasInterrupted())
+      return signalPassFailure();
     for (func::FuncOp func : hosts)
       func.erase();
   }

@@ -20,6 +20,9 @@ void populateAssignTargetsToGPUPattern(RewritePatternSet &patterns,
 void populateCompactSourcesToGPUPattern(RewritePatternSet &patterns,
                                         gpu::GPUModuleOp kernels,
                                         const GPUKernelOptions &options);
+void populateMoveAcceptedTokensToGPUPattern(RewritePatternSet &patterns,
+                                            gpu::GPUModuleOp kernels,
+                                            const GPUKernelOptions &options);
 void populateMoveRowsToGPUPattern(RewritePatternSet &patterns,
                                   gpu::GPUModuleOp kernels,
                                   const GPUKernelOptions &options);

@@ -276,6 +276,279 @@ struct MoveRowsToLoops : OpRewritePattern<MoveRowsOp> {
   }
 };
 
+/// The host lowering of one kvcache.move_accepted_tokens, phase by phase:
+/// validate each request into the plan, count, classify, move.
+class AcceptedTokensLowering {
+public:
+  AcceptedTokensLowering(MoveAcceptedTokensOp op) : op(op), e(op) {
+    zero = e.i64(0);
+    one = e.i64(1);
+    int64Max = e.i64(INT64_MAX);
+    accept = op.getAcceptIndex();
+    ocl = op.getOutCacheLoc();
+    table = op.getBuffers();
+    status = op.getStatus();
+    bs = e.dim(accept, 0);
+    w = e.dim(accept, 1);
+    n = e.mul(bs, w);
+    nOcl = e.dim(ocl, 0);
+    numBuffers = e.dim(table, 0);
+    sentinel = e.i64(op.getSentinelAttr().getInt());
+    if (op.getTargets() == TargetSource::ReqToToken) {
+      maxReqs = e.dim(op.getReqToToken(), 0);
+      poolLen = e.dim(op.getReqToToken(), 1);
+    } else {
+      // D is only used inside the request loop, where bs > 0; the select
+      // keeps the division defined for an empty batch.
+      Value divisor = e.select(e.cmp(CmpIPredicate::eq, bs, zero), one, bs);
+      window = arith::DivSIOp::create(e.builder(), nOcl, divisor);
+    }
+    minSlots = e.forLoopCarried(
+        zero, numBuffers, one, int64Max, [&](Value buf, Value m) {
+          Value slots = column(buf, KVCACHE_BUFFER_SLOTS);
+          return e.select(e.cmp(CmpIPredicate::slt, slots, m), slots, m);
+        });
+  }
+
+  void lower() {
+    // The record is rewritten whole; recordError then keeps the first
+    // violation, and requests are visited in order.
+    e.forLoop(zero, e.i64(KVCACHE_MOVE_STATUS_FIELDS), one,
+              [&](Value f) { e.store(zero, status, {f}); });
+    // plan[i * W + j] = (target, source) of accepted entry j of request i
+    // when the request is valid; every other entry holds (0, 0), which moves
+    // nothing, so the later phases need no per-request validity.
+    plan = memref::AllocOp::create(
+        e.builder(), MemRefType::get({ShapedType::kDynamic, 2}, e.i64Type()),
+        ValueRange{e.toIndex(n)});
+    Value skipped =
+        e.forLoopCarried(zero, bs, one, zero, [&](Value i, Value skip) {
+          return e.add(skip, e.select(planRequest(i), zero, one));
+        });
+    Value moved = e.forLoopCarried(zero, n, one, zero, [&](Value k, Value m) {
+      return e.add(m, e.select(entry(k).moves, one, zero));
+    });
+    e.store(skipped, status, {e.i64(KVCACHE_STATUS_SKIPPED)});
+    e.store(moved, status, {e.i64(KVCACHE_STATUS_MOVED)});
+    e.store(path(moved), status, {e.i64(KVCACHE_STATUS_PATH)});
+    e.ifThen(e.cmp(CmpIPredicate::ne, moved, zero), [&] { move(moved); });
+    memref::DeallocOp::create(e.builder(), plan);
+  }
+
+private:
+  struct PlanEntry {
+    Value moves, tgt, src;
+  };
+
+  Value column(Value buf, int64_t c) { return e.load(table, {buf, e.i64(c)}); }
+  PlanEntry entry(Value k) {
+    Value tgt = e.load(plan, {k, zero}), src = e.load(plan, {k, one});
+    return {e.cmp(CmpIPredicate::ne, tgt, src), tgt, src};
+  }
+  void clearRow(Value i) {
+    e.forLoop(zero, w, one, [&](Value j) {
+      Value k = e.add(e.mul(i, w), j);
+      e.store(zero, plan, {k, zero});
+      e.store(zero, plan, {k, one});
+    });
+  }
+  /// Records (code, at, value, bound) when `bad`; returns !bad.
+  Value check(Value bad, int64_t code, Value at, Value value, Value bound) {
+    e.ifThen(bad, [&] { e.recordError(status, code, at, value, bound); });
+    return e.bitNot(bad);
+  }
+  /// Runs `next` (which returns whether the request is still valid) only
+  /// while `ok` holds, so a request stops at its first failed check.
+  Value andThen(Value ok, llvm::function_ref<Value()> next) {
+    return e.ifValue(ok, e.builder().getI1Type(), next,
+                     [&] { return e.i1(false); });
+  }
+
+  /// Checks request i in the order of the op's description and writes its
+  /// entries into the plan when it is valid; returns whether it is.
+  Value planRequest(Value i) {
+    clearRow(i);
+    Value rowStart = e.mul(i, w);
+    Value ncd = e.load(op.getNumCorrectDrafts(), {i});
+    // Saturated so that the reported bound never wraps; equal to ncd + 1
+    // once ncd < W holds.
+    Value acc = e.select(e.cmp(CmpIPredicate::slt, ncd, int64Max),
+                         e.add(ncd, one), int64Max);
+    Value ok = check(e.cmp(CmpIPredicate::slt, ncd, zero),
+                     KVCACHE_ERR_NEGATIVE_DRAFTS, i, ncd, zero);
+    ok = andThen(ok, [&] {
+      Value count = e.forLoopCarried(zero, w, one, zero, [&](Value j, Value c) {
+        Value a = e.load(accept, {i, j});
+        return e.select(e.cmp(CmpIPredicate::ne, a, sentinel), e.add(c, one),
+                        c);
+      });
+      Value bad = e.bitOr(e.cmp(CmpIPredicate::sge, ncd, w),
+                          e.cmp(CmpIPredicate::ne, count, acc));
+      return check(bad, KVCACHE_ERR_ACCEPT_COUNT, i, count, acc);
+    });
+    ok = andThen(ok, [&] {
+      return e.forLoopCarried(
+          zero, w, one, e.i1(true), [&](Value j, Value rowOk) {
+            Value a = e.load(accept, {i, j});
+            Value bad = e.bitAnd(e.cmp(CmpIPredicate::ne, a, sentinel),
+                                 e.outside(a, zero, nOcl));
+            // Only the row's first bad position is reported.
+            return e.bitAnd(rowOk, check(e.bitAnd(rowOk, bad),
+                                         KVCACHE_ERR_ACCEPT_INDEX,
+                                         e.add(rowStart, j), a, nOcl));
+          });
+    });
+    if (window) {
+      ok = andThen(ok, [&] {
+        return check(e.cmp(CmpIPredicate::sgt, acc, window),
+                     KVCACHE_ERR_WINDOW_RANGE, i, acc, window);
+      });
+      Value first = e.mul(i, window);
+      return andThen(ok, [&] {
+        return planSlots(
+            i, [&](Value j) { return e.load(ocl, {e.add(first, j)}); });
+      });
+    }
+    Value r = e.load(op.getReqPoolIndices(), {i});
+    Value s = e.load(op.getSeqLens(), {i});
+    ok = andThen(ok, [&] {
+      return check(e.outside(r, zero, maxReqs), KVCACHE_ERR_REQ_POOL_INDEX, i,
+                   r, maxReqs);
+    });
+    ok = andThen(ok, [&] {
+      // acc <= W here, so poolLen - acc and INT64_MAX - acc cannot wrap.
+      Value negative = e.cmp(CmpIPredicate::slt, s, zero);
+      Value bad =
+          e.bitOr(negative, e.cmp(CmpIPredicate::sgt, s, e.sub(poolLen, acc)));
+      Value saturates = e.cmp(CmpIPredicate::sgt, s, e.sub(int64Max, acc));
+      Value end =
+          e.select(negative, s, e.select(saturates, int64Max, e.add(s, acc)));
+      return check(bad, KVCACHE_ERR_SEQ_RANGE, i, end, poolLen);
+    });
+    return andThen(ok, [&] {
+      return planSlots(i, [&](Value j) {
+        return e.load(op.getReqToToken(), {r, e.add(s, j)});
+      });
+    });
+  }
+
+  /// Check (e): target (first) and source of every accepted entry j of
+  /// request i in [0, minSlots), writing the entries into the plan as they
+  /// pass; a failure clears the row again. Returns whether all passed.
+  Value planSlots(Value i, llvm::function_ref<Value(Value)> targetOf) {
+    Value rowStart = e.mul(i, w);
+    // Carries j, the number of accepted entries seen so far (the count check
+    // passed, so j < acc), or -1 once a slot failed.
+    Value seen = e.forLoopCarried(zero, w, one, zero, [&](Value c, Value j) {
+      Value a = e.load(accept, {i, c});
+      Value live = e.bitAnd(e.cmp(CmpIPredicate::ne, a, sentinel),
+                            e.cmp(CmpIPredicate::sge, j, zero));
+      return e.ifValue(
+          live, e.i64Type(),
+          [&] {
+            Value tgt = targetOf(j), src = e.load(ocl, {a});
+            Value badT = e.outside(tgt, zero, minSlots);
+            Value badS = e.outside(src, zero, minSlots);
+            Value k = e.add(rowStart, j);
+            Value ok = check(e.bitOr(badT, badS), KVCACHE_ERR_SLOT, k,
+                             e.select(badT, tgt, src), minSlots);
+            e.store(tgt, plan, {k, zero});
+            e.store(src, plan, {k, one});
+            return e.select(ok, e.add(j, one), e.i64(-1));
+          },
+          [&] { return j; });
+    });
+    Value ok = e.cmp(CmpIPredicate::sge, seen, zero);
+    e.ifThen(e.bitNot(ok), [&] { clearRow(i); });
+    return ok;
+  }
+
+  /// NONE without moves, STAGED when a moving target of one request is a
+  /// moving source or target of another, else PER_REQUEST. Quadratic and
+  /// exact (the host path serves tests); moved > 0 implies W > 0.
+  Value path(Value moved) {
+    return e.ifValue(
+        e.cmp(CmpIPredicate::eq, moved, zero), e.i64Type(),
+        [&] { return e.i64(KVCACHE_PATH_NONE); },
+        [&] {
+          Value cross = e.forLoopCarried(
+              zero, n, one, e.i1(false), [&](Value k1, Value any) {
+                PlanEntry p1 = entry(k1);
+                Value req1 = arith::DivSIOp::create(e.builder(), k1, w);
+                return e.forLoopCarried(
+                    zero, n, one, any, [&](Value k2, Value found) {
+                      PlanEntry p2 = entry(k2);
+                      Value req2 = arith::DivSIOp::create(e.builder(), k2, w);
+                      Value shared =
+                          e.bitOr(e.cmp(CmpIPredicate::eq, p1.tgt, p2.src),
+                                  e.cmp(CmpIPredicate::eq, p1.tgt, p2.tgt));
+                      Value hazard = e.bitAnd(
+                          e.bitAnd(p1.moves, p2.moves),
+                          e.bitAnd(e.cmp(CmpIPredicate::ne, req1, req2),
+                                   shared));
+                      return e.bitOr(found, hazard);
+                    });
+              });
+          return e.select(cross, e.i64(KVCACHE_PATH_STAGED),
+                          e.i64(KVCACHE_PATH_PER_REQUEST));
+        });
+  }
+
+  /// Per buffer: temporary row m <- source of the m-th moving entry, then
+  /// its target <- temporary row m.
+  void move(Value moved) {
+    e.forLoop(zero, numBuffers, one, [&](Value buf) {
+      Value base = LLVM::IntToPtrOp::create(
+          e.builder(), LLVM::LLVMPointerType::get(op.getContext()),
+          column(buf, KVCACHE_BUFFER_ADDRESS));
+      Value rowBytes = column(buf, KVCACHE_BUFFER_ROW_BYTES);
+      Value tmp = memref::AllocOp::create(
+          e.builder(),
+          MemRefType::get({ShapedType::kDynamic}, e.builder().getI8Type()),
+          ValueRange{e.toIndex(e.mul(moved, rowBytes))});
+      Value tmpPtr = e.pointer(tmp);
+      auto rowOf = [&](Value slot) {
+        return e.pointerAt(base, e.mul(slot, rowBytes));
+      };
+      // fn(temporary row, target, source) for every moving entry, in order.
+      auto forMoving = [&](llvm::function_ref<void(Value, Value, Value)> fn) {
+        e.forLoopCarried(zero, n, one, zero, [&](Value k, Value m) {
+          PlanEntry p = entry(k);
+          e.ifThen(p.moves, [&] {
+            fn(e.pointerAt(tmpPtr, e.mul(m, rowBytes)), p.tgt, p.src);
+          });
+          return e.add(m, e.select(p.moves, one, zero));
+        });
+      };
+      forMoving([&](Value staged, Value, Value src) {
+        e.copyBytes(staged, rowOf(src), rowBytes);
+      });
+      forMoving([&](Value staged, Value tgt, Value) {
+        e.copyBytes(rowOf(tgt), staged, rowBytes);
+      });
+      memref::DeallocOp::create(e.builder(), tmp);
+    });
+  }
+
+  MoveAcceptedTokensOp op;
+  HostEmitter e;
+  Value zero, one, int64Max, accept, ocl, table, status, bs, w, n, nOcl,
+      numBuffers, sentinel, maxReqs, poolLen, window, minSlots, plan;
+};
+
+/// plan[i * W + j] = (tgt(i, j), src(i, j)) of valid requests, else (0, 0);
+/// per buffer: tmp[m] = row src of the m-th moving entry, then row tgt =
+/// tmp[m]; status = (first violation, skipped, moved, path, 0).
+struct MoveAcceptedTokensToLoops : OpRewritePattern<MoveAcceptedTokensOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MoveAcceptedTokensOp op,
+                                PatternRewriter &rewriter) const override {
+    AcceptedTokensLowering(op).lower();
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 struct KVCacheToLoopsPass
     : kvcache::impl::KVCacheToLoopsBase<KVCacheToLoopsPass> {
   void runOnOperation() override {
@@ -288,6 +561,6 @@ struct KVCacheToLoopsPass
 
 void mlir::kvcache::populateKVCacheToLoopsPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<AssignTargetsToLoops, CompactSourcesToLoops, MoveRowsToLoops>(
-      patterns.getContext());
+  patterns.add<AssignTargetsToLoops, CompactSourcesToLoops, MoveRowsToLoops,
+               MoveAcceptedTokensToLoops>(patterns.getContext());
 }

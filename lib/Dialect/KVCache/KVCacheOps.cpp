@@ -54,12 +54,29 @@ LogicalResult verifyStatus(Operation *op, bool checked, Value status) {
         "a 'status' record is only written by a 'checked' op");
   if (!status)
     return success();
+  // The stage ops write the first fields; a fused op's record (all
+  // fields) may be shared with them.
   auto type = cast<MemRefType>(status.getType());
   if (!type.getElementType().isSignlessInteger(64) || type.getRank() != 1 ||
-      type.getDimSize(0) != KVCACHE_STATUS_FIELDS)
+      (type.getDimSize(0) != KVCACHE_STATUS_FIELDS &&
+       type.getDimSize(0) != KVCACHE_MOVE_STATUS_FIELDS))
     return op->emitOpError()
            << "'status' must be memref<"
-           << static_cast<int>(KVCACHE_STATUS_FIELDS) << "xi64>, got " << type;
+           << static_cast<int>(KVCACHE_STATUS_FIELDS) << "xi64> or memref<"
+           << static_cast<int>(KVCACHE_MOVE_STATUS_FIELDS) << "xi64>, got "
+           << type;
+  return success();
+}
+
+/// Checks the (address, row bytes, slots) table of the KV buffers.
+LogicalResult verifyBufferTable(Operation *op, Value buffers) {
+  auto table = cast<MemRefType>(buffers.getType());
+  if (!table.getElementType().isSignlessInteger(64) || table.getRank() != 2 ||
+      table.getDimSize(1) != KVCACHE_BUFFER_COLUMNS)
+    return op->emitOpError()
+           << "'buffers' must be a memref<?x"
+           << static_cast<int>(KVCACHE_BUFFER_COLUMNS)
+           << "xi64> table of (address, row bytes, slots), got " << table;
   return success();
 }
 } // namespace
@@ -125,13 +142,8 @@ LogicalResult CompactSourcesOp::verify() {
 
 LogicalResult MoveRowsOp::verify() {
   Operation *op = getOperation();
-  MemRefType table = getBuffers().getType();
-  if (!table.getElementType().isSignlessInteger(64) || table.getRank() != 2 ||
-      table.getDimSize(1) != KVCACHE_BUFFER_COLUMNS)
-    return emitOpError() << "'buffers' must be a memref<?x"
-                         << static_cast<int>(KVCACHE_BUFFER_COLUMNS)
-                         << "xi64> table of (address, row bytes, slots), got "
-                         << table;
+  if (failed(verifyBufferTable(op, getBuffers())))
+    return failure();
   if (failed(verifyIndexMemRef(op, getSources(), "sources", 1)) ||
       failed(verifyIndexMemRef(op, getTargets(), "targets", 1)) ||
       failed(verifySameExtent(op, getSources(), 0, "sources", getTargets(), 0,
@@ -159,4 +171,55 @@ LogicalResult MoveRowsOp::verify() {
         "a 'workspace' is only used by overlap policy gather_then_scatter");
   }
   return verifyStatus(op, getChecked(), getStatus());
+}
+
+LogicalResult MoveAcceptedTokensOp::verify() {
+  Operation *op = getOperation();
+  bool fromRows = getTargets() == TargetSource::ReqToToken;
+  // Ranks first: the extent checks below read dimension 0.
+  if (failed(verifyIndexMemRef(op, getNumCorrectDrafts(), "num_correct_drafts",
+                               1)))
+    return failure();
+  if (fromRows != static_cast<bool>(getReqPoolIndices()))
+    return emitOpError() << (fromRows
+                                 ? "targets <req_to_token> needs rows(...): "
+                                   "req_pool_indices, req_to_token, seq_lens"
+                                 : "targets <window> takes no rows(...): the "
+                                   "targets come from out_cache_loc");
+  if (fromRows &&
+      (failed(verifyIndexMemRef(op, getReqPoolIndices(), "req_pool_indices",
+                                1)) ||
+       failed(verifyIndexMemRef(op, getReqToToken(), "req_to_token", 2)) ||
+       failed(verifyIndexMemRef(op, getSeqLens(), "seq_lens", 1)) ||
+       failed(verifySameExtent(op, getSeqLens(), 0, "seq_lens",
+                               getReqPoolIndices(), 0, "req_pool_indices",
+                               "batch sizes")) ||
+       failed(verifySameExtent(op, getNumCorrectDrafts(), 0,
+                               "num_correct_drafts", getReqPoolIndices(), 0,
+                               "req_pool_indices", "batch sizes"))))
+    return failure();
+  if (failed(verifyIndexMemRef(op, getNumCorrectDrafts(), "num_correct_drafts",
+                               1)) ||
+      failed(verifyIndexMemRef(op, getAcceptIndex(), "accept_index", 2)) ||
+      failed(verifyIndexMemRef(op, getOutCacheLoc(), "out_cache_loc", 1)) ||
+      failed(verifySameExtent(op, getAcceptIndex(), 0, "accept_index",
+                              getNumCorrectDrafts(), 0, "num_correct_drafts",
+                              "batch sizes")) ||
+      failed(verifyBufferTable(op, getBuffers())))
+    return failure();
+  if (getSentinelAttr().getInt() >= 0)
+    return emitOpError() << "sentinel must be negative so that it never names "
+                            "a position of 'out_cache_loc', got "
+                         << getSentinelAttr().getInt();
+  auto ws = cast<MemRefType>(getWorkspace().getType());
+  if (!ws.getElementType().isSignlessInteger(8) || ws.getRank() != 1)
+    return emitOpError() << "'workspace' must be a rank-1 memref of i8, got "
+                         << ws;
+  auto st = cast<MemRefType>(getStatus().getType());
+  if (!st.getElementType().isSignlessInteger(64) || st.getRank() != 1 ||
+      st.getDimSize(0) != KVCACHE_MOVE_STATUS_FIELDS)
+    return emitOpError() << "'status' must be memref<"
+                         << static_cast<int>(KVCACHE_MOVE_STATUS_FIELDS)
+                         << "xi64>, got " << st;
+  return success();
 }

@@ -74,7 +74,7 @@ func.func @status_without_checked(%rpi: memref<?xi64>, %r2t: memref<?x?xi32>, %s
 // -----
 
 func.func @status_shape(%rpi: memref<?xi64>, %r2t: memref<?x?xi32>, %seq: memref<?xi64>, %ncd: memref<?xi64>, %tgt: memref<?xi64>, %st: memref<?xi64>) {
-  // expected-error @+1 {{'kvcache.assign_targets' op 'status' must be memref<4xi64>, got 'memref<?xi64>'}}
+  // expected-error @+1 {{'kvcache.assign_targets' op 'status' must be memref<4xi64> or memref<8xi64>, got 'memref<?xi64>'}}
   kvcache.assign_targets %rpi, %r2t, %seq, %ncd into %tgt checked status(%st : memref<?xi64>) : memref<?xi64>, memref<?x?xi32>, memref<?xi64>, memref<?xi64> into memref<?xi64>
   return
 }
@@ -82,7 +82,7 @@ func.func @status_shape(%rpi: memref<?xi64>, %r2t: memref<?x?xi32>, %seq: memref
 // -----
 
 func.func @status_type(%acc: memref<?x?xi32>, %ocl: memref<?xi64>, %src: memref<?xi64>, %ncd: memref<?xi64>, %st: memref<4xi32>) {
-  // expected-error @+1 {{'kvcache.compact_sources' op 'status' must be memref<4xi64>, got 'memref<4xi32>'}}
+  // expected-error @+1 {{'kvcache.compact_sources' op 'status' must be memref<4xi64> or memref<8xi64>, got 'memref<4xi32>'}}
   kvcache.compact_sources %acc, %ocl into %src sentinel -1 counts(%ncd : memref<?xi64>) checked status(%st : memref<4xi32>) : memref<?x?xi32>, memref<?xi64> into memref<?xi64>
   return
 }
@@ -221,5 +221,127 @@ func.func @bad_policy(%bufs: memref<?x3xi64>, %src: memref<?xi64>, %tgt: memref<
   // expected-error @+2 {{expected ::mlir::kvcache::OverlapPolicy to be one of: gather_then_scatter, disjoint}}
   // expected-error @+1 {{failed to parse KVCache_OverlapPolicyAttr parameter 'value'}}
   kvcache.move_rows %bufs, %src, %tgt overlap <sometimes> : memref<?x3xi64>, memref<?xi64>, memref<?xi64>
+  return
+}
+
+// kvcache.move_accepted_tokens: one case per rule of its verifier, in order.
+
+// -----
+
+func.func @fused_needs_rows(%ncd: memref<?xi64>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op targets <req_to_token> needs rows(...): req_pool_indices, req_to_token, seq_lens}}
+  kvcache.move_accepted_tokens targets <req_to_token> drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+func.func @fused_window_rows(%rpi: memref<?xi64>, %r2t: memref<?x?xi32>, %seq: memref<?xi64>, %ncd: memref<?xi64>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op targets <window> takes no rows(...): the targets come from out_cache_loc}}
+  kvcache.move_accepted_tokens targets <window> rows(%rpi, %r2t, %seq : memref<?xi64>, memref<?x?xi32>, memref<?xi64>) drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+func.func @fused_rpi_type(%rpi: memref<?xi16>, %r2t: memref<?x?xi32>, %seq: memref<?xi64>, %ncd: memref<?xi64>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op 'req_pool_indices' must hold i32 or i64 values, got 'memref<?xi16>'}}
+  kvcache.move_accepted_tokens targets <req_to_token> rows(%rpi, %r2t, %seq : memref<?xi16>, memref<?x?xi32>, memref<?xi64>) drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+func.func @fused_r2t_rank(%rpi: memref<?xi64>, %r2t: memref<?xi32>, %seq: memref<?xi64>, %ncd: memref<?xi64>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op 'req_to_token' must have rank 2, got 'memref<?xi32>'}}
+  kvcache.move_accepted_tokens targets <req_to_token> rows(%rpi, %r2t, %seq : memref<?xi64>, memref<?xi32>, memref<?xi64>) drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+func.func @fused_seq_type(%rpi: memref<?xi64>, %r2t: memref<?x?xi32>, %seq: memref<?xf32>, %ncd: memref<?xi64>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op 'seq_lens' must hold i32 or i64 values, got 'memref<?xf32>'}}
+  kvcache.move_accepted_tokens targets <req_to_token> rows(%rpi, %r2t, %seq : memref<?xi64>, memref<?x?xi32>, memref<?xf32>) drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+func.func @fused_seq_batch(%rpi: memref<4xi64>, %r2t: memref<?x?xi32>, %seq: memref<3xi64>, %ncd: memref<?xi64>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op batch sizes disagree: 'seq_lens' has 3 but 'req_pool_indices' has 4}}
+  kvcache.move_accepted_tokens targets <req_to_token> rows(%rpi, %r2t, %seq : memref<4xi64>, memref<?x?xi32>, memref<3xi64>) drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+func.func @fused_drafts_batch_rows(%rpi: memref<4xi64>, %r2t: memref<?x?xi32>, %seq: memref<?xi64>, %ncd: memref<5xi64>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op batch sizes disagree: 'num_correct_drafts' has 5 but 'req_pool_indices' has 4}}
+  kvcache.move_accepted_tokens targets <req_to_token> rows(%rpi, %r2t, %seq : memref<4xi64>, memref<?x?xi32>, memref<?xi64>) drafts(%ncd : memref<5xi64>) accept(%acc : memref<?x?xi32>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+func.func @fused_drafts_rank(%ncd: memref<?x?xi64>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op 'num_correct_drafts' must have rank 1, got 'memref<?x?xi64>'}}
+  kvcache.move_accepted_tokens targets <window> drafts(%ncd : memref<?x?xi64>) accept(%acc : memref<?x?xi32>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+func.func @fused_accept_rank(%ncd: memref<?xi64>, %acc: memref<?xi32>, %ocl: memref<?xi64>, %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op 'accept_index' must have rank 2, got 'memref<?xi32>'}}
+  kvcache.move_accepted_tokens targets <window> drafts(%ncd : memref<?xi64>) accept(%acc : memref<?xi32>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+func.func @fused_ocl_type(%ncd: memref<?xi64>, %acc: memref<?x?xi32>, %ocl: memref<?xindex>, %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op 'out_cache_loc' must hold i32 or i64 values, got 'memref<?xindex>'}}
+  kvcache.move_accepted_tokens targets <window> drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32>) sentinel -1 slots(%ocl : memref<?xindex>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+func.func @fused_accept_batch(%ncd: memref<3xi64>, %acc: memref<2x?xi32>, %ocl: memref<?xi64>, %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op batch sizes disagree: 'accept_index' has 2 but 'num_correct_drafts' has 3}}
+  kvcache.move_accepted_tokens targets <window> drafts(%ncd : memref<3xi64>) accept(%acc : memref<2x?xi32>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+func.func @fused_table(%ncd: memref<?xi64>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %bufs: memref<?x4xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op 'buffers' must be a memref<?x3xi64> table of (address, row bytes, slots), got 'memref<?x4xi64>'}}
+  kvcache.move_accepted_tokens targets <window> drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x4xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+func.func @fused_sentinel(%ncd: memref<?xi64>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op sentinel must be negative so that it never names a position of 'out_cache_loc', got 3}}
+  kvcache.move_accepted_tokens targets <window> drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32>) sentinel 3 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+func.func @fused_workspace(%ncd: memref<?xi64>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %bufs: memref<?x3xi64>, %ws: memref<?x?xi8>, %st: memref<8xi64>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op 'workspace' must be a rank-1 memref of i8, got 'memref<?x?xi8>'}}
+  kvcache.move_accepted_tokens targets <window> drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?x?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+func.func @fused_status(%ncd: memref<?xi64>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<4xi64>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op 'status' must be memref<8xi64>, got 'memref<4xi64>'}}
+  kvcache.move_accepted_tokens targets <window> drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<4xi64>)
   return
 }

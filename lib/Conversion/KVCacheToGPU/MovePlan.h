@@ -1,0 +1,63 @@
+//===- MovePlan.h - the depth plan of a gather-then-scatter move -*- C++ -*-===//
+//
+// The plan phase of a row move whose rows overlap, shared by kvcache.move_rows
+// (its plan kernel) and kvcache.move_accepted_tokens (its planner block):
+// a table from each moved target to the entry writing it, then each entry's
+// depth by pointer jumping and the move list in non-increasing depth. The
+// copy phase (MoveCopy.h) follows that list. Workspace offsets come from
+// KVCacheABI.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPECC_LIB_CONVERSION_KVCACHETOGPU_MOVEPLAN_H
+#define SPECC_LIB_CONVERSION_KVCACHETOGPU_MOVEPLAN_H
+
+#include "KernelBuilder.h"
+
+namespace mlir::kvcache {
+
+/// Entry i's source or target slot, as i64.
+using SlotFn = llvm::function_ref<Value(Value)>;
+
+/// Emits the plan phase of one block of `blockSize` threads over `n`
+/// entries, with the kvcache.move_rows workspace (KVCacheABI.h) at `ws`.
+class MovePlan {
+public:
+  MovePlan(KernelBuilder &k, Value ws, Value n, int64_t blockSize,
+           StringRef sharedPrefix);
+  /// A table only (insertTargets and writerOf; no plan()): `keys` (i64) and
+  /// `values` (i32) of 2^log2Capacity entries, anywhere (shared memory).
+  MovePlan(KernelBuilder &k, Value keys, Value values, int64_t log2Capacity,
+           Value n, int64_t blockSize, StringRef sharedPrefix);
+
+  /// Clears the table and the shared counters; ends with a barrier.
+  void init();
+  /// Maps every moving entry's target (source != target) to the entry that
+  /// writes it; stores i32 1 at `duplicate` (when given) if a target is
+  /// written by two entries. Ends with a barrier.
+  void insertTargets(SlotFn src, SlotFn tgt, Value duplicate);
+  /// The entry writing slot `s` (i64), or -1.
+  Value writerOf(Value s);
+  /// After insertTargets: depths, the move list and the counters (moving,
+  /// overlapping, cyclic entries) at the head of the workspace. Ends with a
+  /// barrier.
+  void plan(SlotFn src, SlotFn tgt);
+
+  Value list() { return listBuf; }
+
+private:
+  Value home(Value key);
+  Value nextSlot(Value h);
+  Value counter(int64_t c);
+  Value atomicAdd(Value ptr, Value v);
+
+  KernelBuilder &k;
+  Value ws, n, tid, step;
+  int64_t blockSize;
+  Value listBuf, nextBuf[2], rankBuf[2], hist, keys, values, capacity, log2P;
+  Value counters;
+};
+
+} // namespace mlir::kvcache
+
+#endif // SPECC_LIB_CONVERSION_KVCACHETOGPU_MOVEPLAN_H

@@ -1,0 +1,81 @@
+// kvcache.move_accepted_tokens becomes one kernel named after its function:
+// the entry point the runtime launches, with its parameters named in the
+// launch contract (the manifest), a ticket for the planner block of large
+// batches, an acquire/release handshake for the others, and no kvcache op
+// left. An op the pattern cannot lower is an error where it is.
+// RUN: specc-opt %s --split-input-file --kvcache-to-gpu --verify-diagnostics | FileCheck %s
+
+// CHECK-LABEL: gpu.module @specc_kernels
+// Shared memory: the plan of batches of at most 1024 entries, per block.
+// CHECK-DAG: llvm.mlir.global internal @window_values() {addr_space = 3 : i32
+// CHECK-DAG: llvm.mlir.global internal @window_targets() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<1024 x i64>
+// CHECK-DAG: llvm.mlir.global internal @window_sources() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<1024 x i64>
+// CHECK-DAG: llvm.mlir.global internal @window_keys() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<2048 x i64>
+// CHECK: gpu.func @window(%[[NCD:.*]]: !llvm.ptr<1> {llvm.align = 4 : i64, llvm.noalias}, %[[ACC:.*]]: !llvm.ptr<1> {llvm.align = 4 : i64, llvm.noalias}, %[[OCL:.*]]: !llvm.ptr<1> {llvm.align = 8 : i64, llvm.noalias}, %[[TABLE:.*]]: !llvm.ptr<1> {{.*}}, %[[WS:.*]]: !llvm.ptr<1> {llvm.align = 16 : i64, llvm.noalias}, %[[ST:.*]]: !llvm.ptr<1> {{.*}}, %[[BS:.*]]: i64, %[[W:.*]]: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64) kernel
+// CHECK-SAME: kvcache.launch = {block = 256 : i64, blocks_per_sm = 3 : i64, dynamic_shared_memory = 0 : i64, entry = "window", grid = "work", grid_units = ["bs", "num_buffers", "row_vectors"], host_args = ["num_correct_drafts", "accept_index", "out_cache_loc", "buffers", "workspace", "status"], params = ["num_correct_drafts", "accept_index", "out_cache_loc", "buffers", "workspace", "status", "bs", "accept_width", "num_out_cache_loc", "num_buffers", "row_vectors"], targets = "window", types = {accept_index = i32, buffers = i64, num_correct_drafts = i32, out_cache_loc = i64, status = i64, workspace = i8}}
+// CHECK-SAME: nvvm.minctasm = 3 : i32
+// CHECK: %[[N:.*]] = arith.muli %[[BS]], %[[W]] : i64
+// CHECK: arith.cmpi sle, %[[N]], %{{.*}} : i64
+// The ticket: only batches past the local capacity take one.
+// CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i32
+// The planner publishes its verdict; the other blocks wait for it.
+// CHECK: llvm.store volatile %{{.*}} atomic syncscope("device") release
+// CHECK: llvm.load volatile %{{.*}} atomic syncscope("device") acquire
+// CHECK: nvvm.nanosleep
+// CHECK-NOT: kvcache.
+// CHECK-NOT: func.func @window
+func.func @window(%ncd: memref<?xi32>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>,
+    %buffers: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+  kvcache.move_accepted_tokens targets <window>
+      drafts(%ncd : memref<?xi32>) accept(%acc : memref<?x?xi32>)
+      sentinel -1 slots(%ocl : memref<?xi64>) buffers(%buffers : memref<?x3xi64>)
+      workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+// The req_to_token form takes the rows and their two extents too.
+// CHECK-LABEL: gpu.func @rows(
+// CHECK-SAME: params = ["req_pool_indices", "req_to_token", "seq_lens", "num_correct_drafts", "accept_index", "out_cache_loc", "buffers", "workspace", "status", "bs", "accept_width", "max_reqs", "pool_len", "num_out_cache_loc", "num_buffers", "row_vectors"], targets = "req_to_token"
+func.func @rows(%rpi: memref<?xi64>, %r2t: memref<?x?xi64>, %seq: memref<?xi32>,
+    %ncd: memref<?xi64>, %acc: memref<?x?xi64>, %ocl: memref<?xi32>,
+    %buffers: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+  kvcache.move_accepted_tokens targets <req_to_token>
+      rows(%rpi, %r2t, %seq : memref<?xi64>, memref<?x?xi64>, memref<?xi32>)
+      drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi64>)
+      sentinel -1 slots(%ocl : memref<?xi32>) buffers(%buffers : memref<?x3xi64>)
+      workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+// An argument the entry point would not know how to pass.
+func.func @extra(%ncd: memref<?xi32>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>,
+    %buffers: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>, %other: memref<?xi64>) {
+  // expected-error @+2 {{argument 6 of @extra is not an operand of the move}}
+  // expected-error @+1 {{could not be lowered to GPU kernels}}
+  kvcache.move_accepted_tokens targets <window>
+      drafts(%ncd : memref<?xi32>) accept(%acc : memref<?x?xi32>)
+      sentinel -1 slots(%ocl : memref<?xi64>) buffers(%buffers : memref<?x3xi64>)
+      workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+// Inside a kernel there is no entry point to become: an error, not a
+// silently emptied kernel.
+gpu.module @user {
+  gpu.func @k(%ncd: memref<?xi32>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>,
+      %buffers: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) kernel {
+    // expected-error @+2 {{must be inside a func.func}}
+    // expected-error @+1 {{could not be lowered to GPU kernels}}
+    kvcache.move_accepted_tokens targets <window>
+        drafts(%ncd : memref<?xi32>) accept(%acc : memref<?x?xi32>)
+        sentinel -1 slots(%ocl : memref<?xi64>) buffers(%buffers : memref<?x3xi64>)
+        workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+    gpu.return
+  }
+}
