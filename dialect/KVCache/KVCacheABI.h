@@ -20,7 +20,7 @@ extern "C" {
 /// Version of the binary contract between the compiler and the runtime: the
 /// manifest specc writes carries it and the runtime refuses an image of any
 /// other version. Bump it whenever anything in this file changes meaning.
-#define KVCACHE_ABI_VERSION 3
+#define KVCACHE_ABI_VERSION 4
 
 /// Layout of the `status` record written by checked ops: memref<4xi64> for
 /// the stage ops, memref<8xi64> (all fields) for kvcache.move_accepted_tokens.
@@ -148,7 +148,8 @@ static inline int64_t kvcacheMoveWorkspaceBytes(int64_t n) {
   X(POOL_LEN, pool_len, scalar)                                                \
   X(NUM_OUT_CACHE_LOC, num_out_cache_loc, scalar)                              \
   X(NUM_BUFFERS, num_buffers, scalar)                                          \
-  X(ROW_VECTORS, row_vectors, scalar)
+  X(ROW_VECTORS, row_vectors, scalar)                                          \
+  X(MIN_SLOTS, min_slots, scalar)
 
 enum KVCacheParam {
 #define KVCACHE_PARAM_ENUM(e, name, kind) KVCACHE_PARAM_##e,

@@ -220,6 +220,7 @@ struct specc_mover {
   std::vector<int64_t> table;
   int64_t numBuffers = 0;
   int64_t maxRowBytes = 0;
+  int64_t minSlots = INT64_MAX;
 
   std::vector<EntryPoint> entries;
   std::array<int, kDispatchSize> dispatch;
@@ -513,7 +514,7 @@ int specc_mover_set_buffers(specc_mover *m, const specc_kv_buffer *buffers,
       return fail(SPECC_ERROR_INVALID_ARGUMENT, "at most 65535 KV buffers");
     std::vector<int64_t> table;
     table.reserve(3 * num_buffers);
-    int64_t maxRow = 0;
+    int64_t maxRow = 0, minSlots = INT64_MAX;
     for (int64_t b = 0; b < num_buffers; ++b) {
       const specc_kv_buffer &kv = buffers[b];
       if (!kv.data || kv.row_bytes <= 0 || kv.slots <= 0)
@@ -531,6 +532,7 @@ int specc_mover_set_buffers(specc_mover *m, const specc_kv_buffer *buffers,
       table.push_back(kv.row_bytes);
       table.push_back(kv.slots);
       maxRow = std::max(maxRow, kv.row_bytes);
+      minSlots = std::min(minSlots, kv.slots);
     }
     std::lock_guard<std::mutex> lock(m->busy);
     if (table == m->table && num_buffers == m->numBuffers)
@@ -556,6 +558,7 @@ int specc_mover_set_buffers(specc_mover *m, const specc_kv_buffer *buffers,
     m->table = std::move(table);
     m->numBuffers = num_buffers;
     m->maxRowBytes = maxRow;
+    m->minSlots = minSlots;
     return SPECC_SUCCESS;
   });
 }
@@ -605,6 +608,7 @@ int specc_move_accept_tokens(specc_mover *m, const specc_move_args *a,
     values[KVCACHE_PARAM_NUM_OUT_CACHE_LOC] = a->out_cache_loc.shape[0];
     values[KVCACHE_PARAM_NUM_BUFFERS] = m->numBuffers;
     values[KVCACHE_PARAM_ROW_VECTORS] = rowVectors;
+    values[KVCACHE_PARAM_MIN_SLOTS] = m->minSlots;
 
     if (!m->drv) {
       if (n > m->capacity)

@@ -40,10 +40,10 @@ namespace {
 constexpr int64_t kVectorBytes = 16;
 /// Register slots per thread when staging: C = block * kStageSlots entries.
 constexpr int64_t kStageSlots = 4;
-/// Entries of one request a thread loads before it stores them.
-constexpr int64_t kGroup = 4;
+/// Buffers whose slice of one entry a thread loads before it stores them.
+constexpr int64_t kBufferGroup = 4;
 /// Launch bound the manifest states (blocks per SM the grid may fill).
-constexpr int64_t kBlocksPerSM = 3;
+constexpr int64_t kBlocksPerSM = 2;
 
 /// Shared i64 values of the plan phase.
 enum { MIN_SLOTS, FIRST_BAD, CODE, ENTRY, VALUE, BOUND, SKIPPED, MOVED,
@@ -102,7 +102,8 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
     if (rows)
       for (StringRef s : {"max_reqs", "pool_len"})
         params.push_back(scalar(s));
-    for (StringRef s : {"num_out_cache_loc", "num_buffers", "row_vectors"})
+    for (StringRef s :
+         {"num_out_cache_loc", "num_buffers", "row_vectors", "min_slots"})
       params.push_back(scalar(s));
 
     // The host entry takes the function's arguments: each must be one of
@@ -323,16 +324,10 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
     /// Phase A on the planner: entries, checks, verdict, status record.
     void plan(Value sTgt, Value sSrc) {
       Value isThread0 = k.cmp(P::eq, tid, zero);
-      // Smallest slot count of all buffers: every moved slot lies below it.
-      Value table = p["buffers"];
-      k.forLoop(tid, p["num_buffers"], k.i64(T), [&](Value buf) {
-        Value slots = k.loadI64(table, i64,
-                                k.add(k.mul(buf, k.i64(KVCACHE_BUFFER_COLUMNS)),
-                                      k.i64(KVCACHE_BUFFER_SLOTS)));
-        sharedAtomic(LLVM::AtomicBinOp::min, val(MIN_SLOTS), slots);
-      });
-      k.barrier();
-      Value minSlots = k.load(i64, val(MIN_SLOTS), 8);
+      // Every moved slot lies below the smallest slot count of all buffers
+      // (the runtime passes it: a table walk here would cost every block a
+      // memory round trip and a barrier).
+      Value minSlots = p["min_slots"];
       // Requests in rounds of T (uniform trip count: barriers inside).
       k.forLoop(zero, bs, k.i64(T), [&](Value base) {
         Value i = k.add(base, tid);
@@ -716,55 +711,86 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
     }
     Value zeroVec() { return LLVM::ZeroOp::create(b, vec); }
 
-    /// Safe batch: thread (request, buffer, slice); a block takes T / S
-    /// (request, buffer) tasks at once when rows have S <= T slices.
+    /// Safe batch: thread (request, group of kBufferGroup buffers, slice);
+    /// a block takes T / S tasks at once when rows have S <= T slices. A
+    /// thread moves the request's entries in order, each entry in all the
+    /// group's buffers at once (loads, then stores): kBufferGroup loads in
+    /// flight, and entry j + 1 reads after entry j wrote, which the plan
+    /// proved safe.
     void movePerRequest() {
       Value S = p["row_vectors"], B = p["num_buffers"];
-      Value tT = k.i64(T);
+      Value tT = k.i64(T), G = k.i64(kBufferGroup);
       Value lanes = k.select(k.cmp(P::slt, S, tT), S, tT);
       Value perBlock = arith::DivUIOp::create(b, tT, lanes);
       Value sub = arith::DivUIOp::create(b, tid, lanes);
       Value lane = arith::RemUIOp::create(b, tid, lanes);
-      Value tasks = k.mul(bs, B);
+      Value groups = arith::DivUIOp::create(b, k.add(B, k.i64(kBufferGroup - 1)), G);
+      Value tasks = k.mul(bs, groups);
       k.ifThen(k.cmp(P::slt, sub, perBlock), [&] {
         k.forLoop(k.add(k.mul(bid, perBlock), sub), tasks,
                   k.mul(nblocks, perBlock), [&](Value task) {
           // 32-bit division: the runtime bounds bs * buffers below 2^31.
-          Value t32 = k.toI32(task), b32 = k.toI32(B);
-          Value i = k.toI64(arith::DivUIOp::create(b, t32, b32));
-          Value buf = k.toI64(arith::RemUIOp::create(b, t32, b32));
-          auto [base, rowBytes, vectorizable] = bufferRow(buf);
+          Value t32 = k.toI32(task), g32 = k.toI32(groups);
+          Value i = k.toI64(arith::DivUIOp::create(b, t32, g32));
+          Value group = k.toI64(arith::RemUIOp::create(b, t32, g32));
+          SmallVector<std::tuple<Value, Value, Value>> rowsOf;
+          SmallVector<Value> present;
+          for (int64_t q = 0; q < kBufferGroup; ++q) {
+            Value buf = k.add(k.mul(group, G), k.i64(q));
+            Value in = k.cmp(P::slt, buf, B);
+            // Absent buffers read as zero-byte rows at address 0.
+            SmallVector<Value> row = k.ifValues(
+                in, {k.globalPtrType(), i64, b.getI1Type()},
+                [&]() -> SmallVector<Value> {
+                  auto [base, rowBytes, vectorizable] = bufferRow(buf);
+                  return {base, rowBytes, vectorizable};
+                },
+                [&]() -> SmallVector<Value> {
+                  return {LLVM::ZeroOp::create(b, k.globalPtrType()), zero,
+                          k.i1(true)};
+                });
+            rowsOf.push_back({row[0], row[1], row[2]});
+          }
+          Value allVector = k.i1(true);
+          for (auto [base, rowBytes, vectorizable] : rowsOf)
+            allVector = k.bitAnd(allVector, vectorizable);
           Value first = k.mul(i, W);
           k.forLoop(lane, S, lanes, [&](Value c) {
             Value col = k.mul(c, k.i64(kVectorBytes));
-            k.ifThen(k.cmp(P::slt, col, rowBytes), [&] {
-              k.forLoop(zero, W, k.i64(kGroup), [&](Value g) {
-                SmallVector<Value> tg, mv, data;
-                for (int64_t q = 0; q < kGroup; ++q) {
-                  Value j = k.add(g, k.i64(q));
-                  Value in = k.cmp(P::slt, j, W);
-                  SmallVector<Value> ts = k.ifValues(
-                      in, {i64, i64},
-                      [&]() -> SmallVector<Value> {
-                        return {tgtAt(k.add(first, j)), srcAt(k.add(first, j))};
-                      },
-                      [&]() -> SmallVector<Value> { return {minusOne, minusOne}; });
-                  Value moves = k.cmp(P::ne, ts[0], ts[1]);
-                  tg.push_back(ts[0]);
-                  mv.push_back(moves);
-                  data.push_back(k.ifValue(
-                      moves, vec,
-                      [&]() -> Value {
-                        return loadSlice(base, rowBytes, vectorizable, ts[1],
-                                         col);
-                      },
-                      [&]() -> Value { return zeroVec(); }));
-                }
-                for (int64_t q = 0; q < kGroup; ++q)
-                  k.ifThen(mv[q], [&] {
-                    storeSlice(base, rowBytes, vectorizable, tg[q], col,
-                               data[q]);
-                  });
+            k.forLoop(zero, W, one, [&](Value j) {
+              Value t = tgtAt(k.add(first, j)), s = srcAt(k.add(first, j));
+              k.ifThen(k.cmp(P::ne, t, s), [&] {
+                // The common case, every row of the group 16-byte aligned:
+                // vectors only, all loads first. Otherwise one buffer at a
+                // time (the byte path).
+                k.ifThenElse(
+                    allVector,
+                    [&] {
+                      SmallVector<Value> in, data;
+                      for (auto [base, rowBytes, vectorizable] : rowsOf) {
+                        Value here = k.cmp(P::slt, col, rowBytes);
+                        in.push_back(here);
+                        Value at = k.gep(base, i8, k.add(k.mul(s, rowBytes), col));
+                        data.push_back(k.ifValue(
+                            here, vec,
+                            [&]() -> Value { return k.load(vec, at, kVectorBytes); },
+                            [&]() -> Value { return zeroVec(); }));
+                      }
+                      for (auto [q, row] : llvm::enumerate(rowsOf))
+                        k.ifThen(in[q], [&] {
+                          auto [base, rowBytes, vectorizable] = row;
+                          k.store(data[q],
+                                  k.gep(base, i8, k.add(k.mul(t, rowBytes), col)),
+                                  kVectorBytes);
+                        });
+                    },
+                    [&] {
+                      for (auto [base, rowBytes, vectorizable] : rowsOf)
+                        k.ifThen(k.cmp(P::slt, col, rowBytes), [&] {
+                          Value v = loadSlice(base, rowBytes, vectorizable, s, col);
+                          storeSlice(base, rowBytes, vectorizable, t, col, v);
+                        });
+                    });
               });
             });
           });

@@ -11,9 +11,9 @@
 // CHECK-DAG: llvm.mlir.global internal @window_targets() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<1024 x i64>
 // CHECK-DAG: llvm.mlir.global internal @window_sources() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<1024 x i64>
 // CHECK-DAG: llvm.mlir.global internal @window_keys() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<2048 x i64>
-// CHECK: gpu.func @window(%[[NCD:.*]]: !llvm.ptr<1> {llvm.align = 4 : i64, llvm.noalias}, %[[ACC:.*]]: !llvm.ptr<1> {llvm.align = 4 : i64, llvm.noalias}, %[[OCL:.*]]: !llvm.ptr<1> {llvm.align = 8 : i64, llvm.noalias}, %[[TABLE:.*]]: !llvm.ptr<1> {{.*}}, %[[WS:.*]]: !llvm.ptr<1> {llvm.align = 16 : i64, llvm.noalias}, %[[ST:.*]]: !llvm.ptr<1> {{.*}}, %[[BS:.*]]: i64, %[[W:.*]]: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64) kernel
-// CHECK-SAME: kvcache.launch = {block = 256 : i64, blocks_per_sm = 3 : i64, dynamic_shared_memory = 0 : i64, entry = "window", grid = "work", grid_units = ["bs", "num_buffers", "row_vectors"], host_args = ["num_correct_drafts", "accept_index", "out_cache_loc", "buffers", "workspace", "status"], params = ["num_correct_drafts", "accept_index", "out_cache_loc", "buffers", "workspace", "status", "bs", "accept_width", "num_out_cache_loc", "num_buffers", "row_vectors"], targets = "window", types = {accept_index = i32, buffers = i64, num_correct_drafts = i32, out_cache_loc = i64, status = i64, workspace = i8}}
-// CHECK-SAME: nvvm.minctasm = 3 : i32
+// CHECK: gpu.func @window(%[[NCD:.*]]: !llvm.ptr<1> {llvm.align = 4 : i64, llvm.noalias}, %[[ACC:.*]]: !llvm.ptr<1> {llvm.align = 4 : i64, llvm.noalias}, %[[OCL:.*]]: !llvm.ptr<1> {llvm.align = 8 : i64, llvm.noalias}, %[[TABLE:.*]]: !llvm.ptr<1> {{.*}}, %[[WS:.*]]: !llvm.ptr<1> {llvm.align = 16 : i64, llvm.noalias}, %[[ST:.*]]: !llvm.ptr<1> {{.*}}, %[[BS:.*]]: i64, %[[W:.*]]: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64) kernel
+// CHECK-SAME: kvcache.launch = {block = 256 : i64, blocks_per_sm = 2 : i64, dynamic_shared_memory = 0 : i64, entry = "window", grid = "work", grid_units = ["bs", "num_buffers", "row_vectors"], host_args = ["num_correct_drafts", "accept_index", "out_cache_loc", "buffers", "workspace", "status"], params = ["num_correct_drafts", "accept_index", "out_cache_loc", "buffers", "workspace", "status", "bs", "accept_width", "num_out_cache_loc", "num_buffers", "row_vectors", "min_slots"], targets = "window", types = {accept_index = i32, buffers = i64, num_correct_drafts = i32, out_cache_loc = i64, status = i64, workspace = i8}}
+// CHECK-SAME: nvvm.minctasm = 2 : i32
 // CHECK: %[[N:.*]] = arith.muli %[[BS]], %[[W]] : i64
 // CHECK: arith.cmpi sle, %[[N]], %{{.*}} : i64
 // The ticket: only batches past the local capacity take one.
@@ -37,7 +37,7 @@ func.func @window(%ncd: memref<?xi32>, %acc: memref<?x?xi32>, %ocl: memref<?xi64
 
 // The req_to_token form takes the rows and their two extents too.
 // CHECK-LABEL: gpu.func @rows(
-// CHECK-SAME: params = ["req_pool_indices", "req_to_token", "seq_lens", "num_correct_drafts", "accept_index", "out_cache_loc", "buffers", "workspace", "status", "bs", "accept_width", "max_reqs", "pool_len", "num_out_cache_loc", "num_buffers", "row_vectors"], targets = "req_to_token"
+// CHECK-SAME: params = ["req_pool_indices", "req_to_token", "seq_lens", "num_correct_drafts", "accept_index", "out_cache_loc", "buffers", "workspace", "status", "bs", "accept_width", "max_reqs", "pool_len", "num_out_cache_loc", "num_buffers", "row_vectors", "min_slots"], targets = "req_to_token"
 func.func @rows(%rpi: memref<?xi64>, %r2t: memref<?x?xi64>, %seq: memref<?xi32>,
     %ncd: memref<?xi64>, %acc: memref<?x?xi64>, %ocl: memref<?xi32>,
     %buffers: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
