@@ -12,17 +12,21 @@ from .api import (
     prepare,
     reset,
 )
+from . import sglang
+from .sglang import UnsupportedPoolError
 
 __all__ = [
     "InputError",
     "NoDriverError",
     "SpeccError",
+    "UnsupportedPoolError",
     "backend",
     "last_status",
     "move_accept_tokens_sglang",
     "move_accept_tokens_to_target_kvcache",
     "prepare",
     "reset",
+    "sglang",
     "status_message",
 ]
 

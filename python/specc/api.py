@@ -223,21 +223,19 @@ def last_status() -> Tuple[int, ...]:
 
 
 def move_accept_tokens_sglang(batch: Any, accept_index: Any, num_correct_drafts: Any,
-                              token_to_kv_pool_allocator: Any, *, check: bool = False) -> None:
+                              token_to_kv_pool_allocator: Any, *, check: bool = False,
+                              targets: str = "req_to_token") -> None:
     """Drop-in for sglang's move_accept_tokens_to_target_kvcache(batch,
-    accept_index, num_correct_drafts, token_to_kv_pool_allocator).
-
-    Uses batch.req_pool_indices, batch.req_to_token_pool.req_to_token,
-    batch.seq_lens, batch.out_cache_loc and allocator.get_kvcache(), whose
-    k_buffer/v_buffer lists (MHA) or kv_buffer list (MLA) are moved.
+    accept_index, num_correct_drafts, token_to_kv_pool_allocator): an alias of
+    ``specc.sglang.move_accept_tokens`` that keeps this function's original
+    default, ``targets="req_to_token"`` (batch.req_pool_indices,
+    batch.req_to_token_pool.req_to_token, batch.seq_lens); sglang 0.5.23 needs
+    ``targets="window"`` (batch.out_cache_loc.view(bs, -1)). The buffers of
+    allocator.get_kvcache() move as sglang's own move_kv_cache moves them (MHA:
+    K, V and FP4 scales; MLA: kv_buffer); other pools raise
+    specc.sglang.UnsupportedPoolError and nothing moves.
     """
-    pool = token_to_kv_pool_allocator.get_kvcache()
-    if hasattr(pool, "k_buffer") and hasattr(pool, "v_buffer"):
-        buffers = list(pool.k_buffer) + list(pool.v_buffer)
-    elif hasattr(pool, "kv_buffer"):
-        buffers = list(pool.kv_buffer)
-    else:
-        raise TypeError("the KV pool has neither k_buffer/v_buffer nor kv_buffer lists")
-    move_accept_tokens_to_target_kvcache(
-        batch.req_pool_indices, batch.req_to_token_pool.req_to_token, batch.seq_lens,
-        num_correct_drafts, accept_index, batch.out_cache_loc, buffers, check=check)
+    from .sglang import move_accept_tokens
+
+    move_accept_tokens(batch, accept_index, num_correct_drafts, token_to_kv_pool_allocator,
+                       targets=targets, check=check)

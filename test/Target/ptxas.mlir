@@ -89,7 +89,7 @@
 // ELF-DAG: FUNC GLOBAL {{.*}} move_rows_move_copy{{$}}
 // WHOLE-DAG: Compiling entry function 'move_accept_tokens__i64_i32_i64_i64_i64_i64' for 'sm_90'
 // WHOLE-DAG: Compiling entry function 'move_accept_tokens_window__i64_i64_i64' for 'sm_90'
-// The fused entry keeps within the registers of two blocks per SM.
+// The fused entry keeps within the registers of two blocks per SM (128 at most).
 // WHOLE-DAG: Used {{([1-9][0-9]|1[0-2][0-9])}} registers, used 1 barriers
 // WHOLE-ELF: Flags: {{.*}}sm_90
 // WHOLE-ELF-DAG: FUNC GLOBAL {{.*}} move_accept_tokens__i32_i32_i32_i32_i32_i32{{$}}

@@ -13,12 +13,13 @@
 //     first block to start (a ticket), in the workspace, while the others
 //     wait for its verdict. A first block never waits, so this cannot
 //     deadlock whatever the residency.
-//  B. Move. Safe batch: one thread per (request, buffer, 16-byte slice)
-//     moves the request's entries in order, four at a time (loads, then
-//     stores). Otherwise the block that owns a (buffer, 16-byte column)
-//     stages every moving entry's 16 bytes in registers, waits at a barrier
-//     and writes; large batches stage in depth order (MovePlan), chunk by
-//     chunk, then copy the entries nobody else writes directly.
+//  B. Move. Safe batch: one thread per (request, two buffers, 16-byte
+//     slice) moves the request's entries in order, four at a time in both
+//     buffers (loads, then stores). Otherwise the block that owns a
+//     (buffer, 16-byte column) stages every moving entry's 16 bytes in
+//     registers, waits at a barrier and writes; large batches stage in
+//     depth order (MovePlan), chunk by chunk, then copy the entries nobody
+//     else writes directly.
 //  C. The last block to finish clears the workspace control words.
 //
 //===----------------------------------------------------------------------===//
@@ -40,8 +41,10 @@ namespace {
 constexpr int64_t kVectorBytes = 16;
 /// Register slots per thread when staging: C = block * kStageSlots entries.
 constexpr int64_t kStageSlots = 4;
-/// Buffers whose slice of one entry a thread loads before it stores them.
-constexpr int64_t kBufferGroup = 4;
+/// Buffers, and entries of one request, whose slices a thread loads before
+/// it stores them (kBufferGroup * kEntryGroup 16-byte loads in flight).
+constexpr int64_t kBufferGroup = 2;
+constexpr int64_t kEntryGroup = 4;
 /// Launch bound the manifest states (blocks per SM the grid may fill).
 constexpr int64_t kBlocksPerSM = 2;
 
@@ -713,10 +716,9 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
 
     /// Safe batch: thread (request, group of kBufferGroup buffers, slice);
     /// a block takes T / S tasks at once when rows have S <= T slices. A
-    /// thread moves the request's entries in order, each entry in all the
-    /// group's buffers at once (loads, then stores): kBufferGroup loads in
-    /// flight, and entry j + 1 reads after entry j wrote, which the plan
-    /// proved safe.
+    /// thread moves the request's entries kEntryGroup at a time, in order,
+    /// each in all the group's buffers (loads, then stores): a group reads
+    /// after the previous one wrote, which the plan proved safe.
     void movePerRequest() {
       Value S = p["row_vectors"], B = p["num_buffers"];
       Value tT = k.i64(T), G = k.i64(kBufferGroup);
@@ -757,42 +759,70 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
           Value first = k.mul(i, W);
           k.forLoop(lane, S, lanes, [&](Value c) {
             Value col = k.mul(c, k.i64(kVectorBytes));
-            k.forLoop(zero, W, one, [&](Value j) {
-              Value t = tgtAt(k.add(first, j)), s = srcAt(k.add(first, j));
-              k.ifThen(k.cmp(P::ne, t, s), [&] {
-                // The common case, every row of the group 16-byte aligned:
-                // vectors only, all loads first. Otherwise one buffer at a
-                // time (the byte path).
-                k.ifThenElse(
-                    allVector,
-                    [&] {
-                      SmallVector<Value> in, data;
+            // The common case, every row of the group 16-byte aligned: the
+            // request's entries kEntryGroup at a time, each in every buffer
+            // of the group, all loads before any store (one memory round
+            // trip per group of entries, not per entry).
+            k.ifThenElse(
+                allVector,
+                [&] {
+                  k.forLoop(zero, W, k.i64(kEntryGroup), [&](Value g) {
+                    SmallVector<Value> tg, mv, data;
+                    for (int64_t q = 0; q < kEntryGroup; ++q) {
+                      Value j = k.add(g, k.i64(q));
+                      SmallVector<Value> ts = k.ifValues(
+                          k.cmp(P::slt, j, W), {i64, i64},
+                          [&]() -> SmallVector<Value> {
+                            return {tgtAt(k.add(first, j)),
+                                    srcAt(k.add(first, j))};
+                          },
+                          [&]() -> SmallVector<Value> {
+                            return {minusOne, minusOne};
+                          });
+                      tg.push_back(ts[0]);
+                      mv.push_back(k.cmp(P::ne, ts[0], ts[1]));
                       for (auto [base, rowBytes, vectorizable] : rowsOf) {
-                        Value here = k.cmp(P::slt, col, rowBytes);
-                        in.push_back(here);
-                        Value at = k.gep(base, i8, k.add(k.mul(s, rowBytes), col));
+                        Value here =
+                            k.bitAnd(mv.back(), k.cmp(P::slt, col, rowBytes));
+                        Value at =
+                            k.gep(base, i8, k.add(k.mul(ts[1], rowBytes), col));
                         data.push_back(k.ifValue(
                             here, vec,
-                            [&]() -> Value { return k.load(vec, at, kVectorBytes); },
+                            [&]() -> Value {
+                              return k.load(vec, at, kVectorBytes);
+                            },
                             [&]() -> Value { return zeroVec(); }));
                       }
-                      for (auto [q, row] : llvm::enumerate(rowsOf))
-                        k.ifThen(in[q], [&] {
-                          auto [base, rowBytes, vectorizable] = row;
-                          k.store(data[q],
-                                  k.gep(base, i8, k.add(k.mul(t, rowBytes), col)),
+                    }
+                    for (int64_t q = 0; q < kEntryGroup; ++q)
+                      for (auto [r, row] : llvm::enumerate(rowsOf)) {
+                        auto [base, rowBytes, vectorizable] = row;
+                        Value here =
+                            k.bitAnd(mv[q], k.cmp(P::slt, col, rowBytes));
+                        k.ifThen(here, [&] {
+                          k.store(data[q * rowsOf.size() + r],
+                                  k.gep(base, i8,
+                                        k.add(k.mul(tg[q], rowBytes), col)),
                                   kVectorBytes);
                         });
-                    },
-                    [&] {
+                      }
+                  });
+                },
+                [&] {
+                  // The byte path: entry by entry, buffer by buffer.
+                  k.forLoop(zero, W, one, [&](Value j) {
+                    Value t = tgtAt(k.add(first, j)),
+                          s = srcAt(k.add(first, j));
+                    k.ifThen(k.cmp(P::ne, t, s), [&] {
                       for (auto [base, rowBytes, vectorizable] : rowsOf)
                         k.ifThen(k.cmp(P::slt, col, rowBytes), [&] {
-                          Value v = loadSlice(base, rowBytes, vectorizable, s, col);
+                          Value v =
+                              loadSlice(base, rowBytes, vectorizable, s, col);
                           storeSlice(base, rowBytes, vectorizable, t, col, v);
                         });
                     });
-              });
-            });
+                  });
+                });
           });
         });
       });
