@@ -68,9 +68,15 @@ def _kv_buffer(x: Any, i: int) -> Tuple[int, int, int]:
     if _is_torch(x):
         ptr, elem, contiguous = x.data_ptr(), x.element_size(), x.is_contiguous()
     elif hasattr(x, "__array_interface__"):
+        if x.dtype.hasobject:
+            raise TypeError(f"{name} holds Python objects ({x.dtype}): its rows are "
+                            "pointers, not data, and cannot be moved")
+        if not x.flags["WRITEABLE"]:
+            raise ValueError(f"{name} is read-only: the move writes its rows")
         ptr, elem, contiguous = x.ctypes.data, x.itemsize, x.flags["C_CONTIGUOUS"]
     else:
-        raise TypeError(f"{name} must be a torch tensor or a numpy array")
+        raise TypeError(f"{name} must be a torch tensor or a numpy array, got "
+                        f"{type(x).__name__}")
     if x.ndim < 1 or x.shape[0] == 0:
         raise ValueError(f"{name} must have at least one slot (dimension 0)")
     if not contiguous:
@@ -82,21 +88,34 @@ def _kv_buffer(x: Any, i: int) -> Tuple[int, int, int]:
     return ptr, row_bytes, slots
 
 
+def _layout(x: Any) -> Tuple[Any, ...]:
+    """Everything that defines where a buffer's rows are: a cached buffer is
+    reused only while all of it is unchanged (a tensor resized or re-pointed
+    in place is validated again)."""
+    if _is_torch(x):
+        return (x.data_ptr(), tuple(x.shape), tuple(x.stride()), x.dtype, x.device)
+    return (x.ctypes.data, x.shape, x.strides, x.dtype, x.flags["WRITEABLE"])
+
+
 def _kv_buffers(kv_buffers: Sequence[Any], device: int) -> List[Tuple[int, int, int]]:
     """Validated (address, row bytes, slots) of each buffer, reused while the
-    same tensor objects with the same storage come back."""
+    same tensor objects with the same layout come back."""
     seen = _buffers_seen
     objects = tuple(kv_buffers)
     if (len(objects) == len(seen["objects"]) and seen["device"] == device
             and all(a is b for a, b in zip(objects, seen["objects"]))):
-        ptrs = tuple(_data_ptr(b) for b in objects)
-        if ptrs == seen["ptrs"]:
+        layouts = tuple(_layout(b) for b in objects)
+        if layouts == seen["ptrs"]:
             return seen["desc"]
     for i, b in enumerate(objects):
+        if not (_is_torch(b) or hasattr(b, "__array_interface__")):
+            raise TypeError(f"kv_buffers[{i}] must be a torch tensor or a numpy array, "
+                            f"got {type(b).__name__}")
         if _device_of(b) != device:
-            raise ValueError(f"kv_buffers[{i}] is on another device than req_pool_indices")
+            raise ValueError(f"kv_buffers[{i}] is on another device than the index tensors")
     desc = [_kv_buffer(b, i) for i, b in enumerate(objects)]
-    seen.update(objects=objects, ptrs=tuple(d[0] for d in desc), desc=desc, device=device)
+    seen.update(objects=objects, ptrs=tuple(_layout(b) for b in objects), desc=desc,
+                device=device)
     return desc
 
 

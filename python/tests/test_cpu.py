@@ -96,3 +96,33 @@ def test_gpu_mover_without_driver_says_so():
     from specc import _runtime as rt
     with pytest.raises(specc.NoDriverError, match="CUDA driver|libcuda"):
         rt.Mover(0)
+
+
+def test_buffers_that_must_not_be_written_are_refused(vectors):
+    case = next(c for c in vectors if c["name"] == "tree_bs2_w4_d8")
+    args, bufs, _ = _case_arrays(case)
+    readonly = bufs[0].copy()
+    readonly.flags.writeable = False
+    frozen = np.frombuffer(bytes(bufs[0].tobytes()), dtype=np.uint8).reshape(bufs[0].shape)
+    objects = np.empty(bufs[0].shape[0], dtype=object)
+    for bad, message in ((readonly, "read-only"), (frozen, "read-only"),
+                         (objects, "Python objects"), (b"abc", "torch tensor or a numpy")):
+        before = [b.copy() for b in bufs]
+        with pytest.raises((TypeError, ValueError), match=message):
+            specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=[bad] + bufs[1:])
+        for got, want in zip(bufs, before):
+            assert np.array_equal(got, want)
+        if isinstance(bad, np.ndarray) and bad.dtype != object:
+            assert np.array_equal(bad, before[0])
+
+
+def test_buffer_shrunk_in_place_is_validated_again(vectors):
+    case = next(c for c in vectors if c["name"] == "tree_bs2_w4_d8")
+    args, bufs, after = _case_arrays(case)
+    specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs, check=True)
+    # The same object, now with 2 slots: the cached (address, rows) must not
+    # be reused; the targets are outside the smaller buffer, so the call
+    # reports them and writes nothing past its end.
+    bufs[0].resize((2, bufs[0].shape[1]), refcheck=False)
+    with pytest.raises(specc.InputError, match="outside"):
+        specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs, check=True)
