@@ -30,7 +30,10 @@ def KVCache_Dialect : Dialect {
       gather-then-scatter meaning when sources and targets overlap.
 
     All ops work on memrefs and write their results into caller-provided
-    buffers, so a lowering never allocates on the serving path. Index element
+    buffers, so a lowering never allocates on the serving path. Every memref
+    operand has the identity layout and the default memory space (the GPU
+    lowering addresses them as plain arrays), and a call moves at most
+    2^31 - 1 entries; the verifiers reject anything else. Index element
     types may be i32 or i64. A `checked` op bounds-checks every index it reads
     and reports the first violation in a status buffer (see
     `kvcache.assign_targets`); a checked `kvcache.move_rows` then leaves every

@@ -11,6 +11,12 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <utility>
 
 using namespace mlir;
 using namespace mlir::kvcache;
@@ -19,6 +25,47 @@ using namespace mlir::kvcache;
 #include "KVCache/IR/KVCacheOps.cpp.inc"
 
 namespace {
+/// The most entries (bs * W, or the length of a slot list) one call may
+/// have: the workspace layouts index entries with i32, and the runtime
+/// refuses larger calls (lib/Runtime/Mover.cpp). Static shapes past it are
+/// rejected here, which also keeps every size computed from them in int64.
+constexpr int64_t kMaxEntries = INT32_MAX;
+
+/// Checks that a memref operand is laid out the way every lowering reads it:
+/// the identity layout (dense, row-major, no offset) in the default memory
+/// space. The GPU kernels take bare pointers and index them densely, so any
+/// other layout or memory space would be read wrongly.
+LogicalResult verifyPlainMemRef(Operation *op, Value value, StringRef role) {
+  auto type = cast<MemRefType>(value.getType());
+  if (type.getLayout().isIdentity() && !type.getMemorySpace())
+    return success();
+  return op->emitOpError() << "'" << role
+                           << "' must have the identity layout and the "
+                              "default memory space, got "
+                           << type;
+}
+
+/// verifyPlainMemRef for each (operand, role) pair, in order; absent
+/// optional operands are skipped.
+LogicalResult
+verifyPlainMemRefs(Operation *op,
+                   std::initializer_list<std::pair<Value, StringRef>> operands) {
+  for (auto [value, role] : operands)
+    if (value && failed(verifyPlainMemRef(op, value, role)))
+      return failure();
+  return success();
+}
+
+/// Checks that a static entry count stays within kMaxEntries.
+LogicalResult verifyEntryCount(Operation *op, Value value, StringRef role) {
+  int64_t n = cast<MemRefType>(value.getType()).getDimSize(0);
+  if (ShapedType::isDynamic(n) || n <= kMaxEntries)
+    return success();
+  return op->emitOpError() << "'" << role << "' has " << n
+                           << " entries, more than the " << kMaxEntries
+                           << " (2^31 - 1) one call supports";
+}
+
 /// Checks that `value` is a memref of i32 or i64 of rank `rank`.
 LogicalResult verifyIndexMemRef(Operation *op, Value value, StringRef role,
                                 int64_t rank) {
@@ -83,6 +130,14 @@ LogicalResult verifyBufferTable(Operation *op, Value buffers) {
 
 LogicalResult AssignTargetsOp::verify() {
   Operation *op = getOperation();
+  if (failed(verifyPlainMemRefs(op, {{getReqPoolIndices(), "req_pool_indices"},
+                                     {getReqToToken(), "req_to_token"},
+                                     {getSeqLens(), "seq_lens"},
+                                     {getNumCorrectDrafts(),
+                                      "num_correct_drafts"},
+                                     {getTargets(), "targets"},
+                                     {getStatus(), "status"}})))
+    return failure();
   if (failed(
           verifyIndexMemRef(op, getReqPoolIndices(), "req_pool_indices", 1)) ||
       failed(verifyIndexMemRef(op, getReqToToken(), "req_to_token", 2)) ||
@@ -98,7 +153,8 @@ LogicalResult AssignTargetsOp::verify() {
                               "num_correct_drafts", getReqPoolIndices(), 0,
                               "req_pool_indices", "batch sizes")))
     return failure();
-  // Every request accepts at least its bonus token.
+  // Every request accepts at least its bonus token. (A comparison of two
+  // extents: no arithmetic that could overflow.)
   int64_t bs = getReqPoolIndices().getType().getDimSize(0);
   int64_t size = getTargets().getType().getDimSize(0);
   if (!ShapedType::isDynamic(bs) && !ShapedType::isDynamic(size) && size < bs)
@@ -110,6 +166,12 @@ LogicalResult AssignTargetsOp::verify() {
 
 LogicalResult CompactSourcesOp::verify() {
   Operation *op = getOperation();
+  if (failed(verifyPlainMemRefs(op, {{getAcceptIndex(), "accept_index"},
+                                     {getOutCacheLoc(), "out_cache_loc"},
+                                     {getSources(), "sources"},
+                                     {getCounts(), "counts"},
+                                     {getStatus(), "status"}})))
+    return failure();
   if (failed(verifyIndexMemRef(op, getAcceptIndex(), "accept_index", 2)) ||
       failed(verifyIndexMemRef(op, getOutCacheLoc(), "out_cache_loc", 1)) ||
       failed(verifyIndexMemRef(op, getSources(), "sources", 1)))
@@ -121,11 +183,19 @@ LogicalResult CompactSourcesOp::verify() {
                          << sentinel;
   MemRefType acc = getAcceptIndex().getType();
   int64_t size = getSources().getType().getDimSize(0);
-  if (acc.hasStaticShape() && !ShapedType::isDynamic(size) &&
-      size != acc.getNumElements())
-    return emitOpError() << "'sources' has " << size
-                         << " entries but 'accept_index' holds "
-                         << acc.getNumElements();
+  if (acc.hasStaticShape()) {
+    // bs * W, overflow-checked (getNumElements would wrap).
+    std::optional<int64_t> entries =
+        llvm::checkedMul(acc.getDimSize(0), acc.getDimSize(1));
+    if (!entries || *entries > kMaxEntries)
+      return emitOpError() << "'accept_index' has " << acc.getDimSize(0)
+                           << " x " << acc.getDimSize(1)
+                           << " entries, more than the " << kMaxEntries
+                           << " (2^31 - 1) one call supports";
+    if (!ShapedType::isDynamic(size) && size != *entries)
+      return emitOpError() << "'sources' has " << size
+                           << " entries but 'accept_index' holds " << *entries;
+  }
   if (Value counts = getCounts()) {
     if (!getChecked())
       return emitOpError("'counts' is only read by a 'checked' op");
@@ -142,12 +212,20 @@ LogicalResult CompactSourcesOp::verify() {
 
 LogicalResult MoveRowsOp::verify() {
   Operation *op = getOperation();
+  if (failed(verifyPlainMemRefs(op, {{getBuffers(), "buffers"},
+                                     {getSources(), "sources"},
+                                     {getTargets(), "targets"},
+                                     {getWorkspace(), "workspace"},
+                                     {getStatus(), "status"}})))
+    return failure();
   if (failed(verifyBufferTable(op, getBuffers())))
     return failure();
   if (failed(verifyIndexMemRef(op, getSources(), "sources", 1)) ||
       failed(verifyIndexMemRef(op, getTargets(), "targets", 1)) ||
       failed(verifySameExtent(op, getSources(), 0, "sources", getTargets(), 0,
-                              "targets", "entry counts")))
+                              "targets", "entry counts")) ||
+      failed(verifyEntryCount(op, getSources(), "sources")) ||
+      failed(verifyEntryCount(op, getTargets(), "targets")))
     return failure();
   Value ws = getWorkspace();
   if (getOverlap() == OverlapPolicy::GatherThenScatter) {
@@ -158,7 +236,11 @@ LogicalResult MoveRowsOp::verify() {
     if (!wsType.getElementType().isSignlessInteger(8) || wsType.getRank() != 1)
       return emitOpError() << "'workspace' must be a rank-1 memref of i8, got "
                            << wsType;
+    // n <= kMaxEntries (checked above), so the bytes fit in int64: at most
+    // 24n + 24 + 12 * 2^32, about 96 GiB.
     int64_t n = getTargets().getType().getDimSize(0);
+    if (ShapedType::isDynamic(n))
+      n = getSources().getType().getDimSize(0);
     int64_t have = wsType.getDimSize(0);
     if (!ShapedType::isDynamic(n) && !ShapedType::isDynamic(have) &&
         have < getMoveWorkspaceBytes(n))
@@ -175,6 +257,17 @@ LogicalResult MoveRowsOp::verify() {
 
 LogicalResult MoveAcceptedTokensOp::verify() {
   Operation *op = getOperation();
+  if (failed(verifyPlainMemRefs(op, {{getReqPoolIndices(), "req_pool_indices"},
+                                     {getReqToToken(), "req_to_token"},
+                                     {getSeqLens(), "seq_lens"},
+                                     {getNumCorrectDrafts(),
+                                      "num_correct_drafts"},
+                                     {getAcceptIndex(), "accept_index"},
+                                     {getOutCacheLoc(), "out_cache_loc"},
+                                     {getBuffers(), "buffers"},
+                                     {getWorkspace(), "workspace"},
+                                     {getStatus(), "status"}})))
+    return failure();
   bool fromRows = getTargets() == TargetSource::ReqToToken;
   // Ranks first: the extent checks below read dimension 0.
   if (failed(verifyIndexMemRef(op, getNumCorrectDrafts(), "num_correct_drafts",

@@ -345,3 +345,140 @@ func.func @fused_status(%ncd: memref<?xi64>, %acc: memref<?x?xi32>, %ocl: memref
   kvcache.move_accepted_tokens targets <window> drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<4xi64>)
   return
 }
+
+// Static entry counts: at most 2^31 - 1 entries per call (what the workspace
+// layouts index with i32 and the runtime enforces), checked before any size
+// is computed from them, so that no arithmetic of the verifiers overflows.
+
+// -----
+
+func.func @move_count_overflow(%bufs: memref<?x3xi64>, %src: memref<2305843009213693953xi64>, %tgt: memref<2305843009213693953xi64>, %ws: memref<100xi8>) {
+  // expected-error @+1 {{'kvcache.move_rows' op 'sources' has 2305843009213693953 entries, more than the 2147483647 (2^31 - 1) one call supports}}
+  kvcache.move_rows %bufs, %src, %tgt overlap <gather_then_scatter> workspace(%ws : memref<100xi8>) : memref<?x3xi64>, memref<2305843009213693953xi64>, memref<2305843009213693953xi64>
+  return
+}
+
+// -----
+
+func.func @move_count_targets(%bufs: memref<?x3xi64>, %src: memref<?xi64>, %tgt: memref<2147483648xi64>) {
+  // expected-error @+1 {{'kvcache.move_rows' op 'targets' has 2147483648 entries, more than the 2147483647 (2^31 - 1) one call supports}}
+  kvcache.move_rows %bufs, %src, %tgt overlap <disjoint> : memref<?x3xi64>, memref<?xi64>, memref<2147483648xi64>
+  return
+}
+
+// -----
+
+// The largest count: its workspace size (about 96 GiB) is still exact.
+func.func @move_count_max(%bufs: memref<?x3xi64>, %src: memref<2147483647xi64>, %tgt: memref<?xi64>, %ws: memref<100xi8>) {
+  // expected-error @+1 {{'kvcache.move_rows' op 'workspace' holds 100 bytes, fewer than the 103079215104 that 2147483647 entries need}}
+  kvcache.move_rows %bufs, %src, %tgt overlap <gather_then_scatter> workspace(%ws : memref<100xi8>) : memref<?x3xi64>, memref<2147483647xi64>, memref<?xi64>
+  return
+}
+
+// -----
+
+func.func @accept_count_overflow(%acc: memref<4294967296x4294967296xi32>, %ocl: memref<?xi64>, %src: memref<0xi64>) {
+  // expected-error @+1 {{'kvcache.compact_sources' op 'accept_index' has 4294967296 x 4294967296 entries, more than the 2147483647 (2^31 - 1) one call supports}}
+  kvcache.compact_sources %acc, %ocl into %src sentinel -1 : memref<4294967296x4294967296xi32>, memref<?xi64> into memref<0xi64>
+  return
+}
+
+// -----
+
+func.func @accept_count_large(%acc: memref<65536x32768xi32>, %ocl: memref<?xi64>, %src: memref<?xi64>) {
+  // expected-error @+1 {{'kvcache.compact_sources' op 'accept_index' has 65536 x 32768 entries, more than the 2147483647 (2^31 - 1) one call supports}}
+  kvcache.compact_sources %acc, %ocl into %src sentinel -1 : memref<65536x32768xi32>, memref<?xi64> into memref<?xi64>
+  return
+}
+
+// Layouts and memory spaces: the GPU kernels take every memref as a bare,
+// densely indexed global pointer, so each operand of each op must have the
+// identity layout and the default memory space.
+
+// -----
+
+func.func @assign_strided(%rpi: memref<?xi64>, %r2t: memref<?x?xi32>, %seq: memref<?xi64>, %ncd: memref<?xi64>, %tgt: memref<?xi64, strided<[2]>>) {
+  // expected-error @+1 {{'kvcache.assign_targets' op 'targets' must have the identity layout and the default memory space, got 'memref<?xi64, strided<[2]>>'}}
+  kvcache.assign_targets %rpi, %r2t, %seq, %ncd into %tgt : memref<?xi64>, memref<?x?xi32>, memref<?xi64>, memref<?xi64> into memref<?xi64, strided<[2]>>
+  return
+}
+
+// -----
+
+func.func @assign_table_space(%rpi: memref<?xi64>, %r2t: memref<?x?xi32, 3>, %seq: memref<?xi64>, %ncd: memref<?xi64>, %tgt: memref<?xi64>) {
+  // expected-error @+1 {{'kvcache.assign_targets' op 'req_to_token' must have the identity layout and the default memory space, got 'memref<?x?xi32, 3>'}}
+  kvcache.assign_targets %rpi, %r2t, %seq, %ncd into %tgt : memref<?xi64>, memref<?x?xi32, 3>, memref<?xi64>, memref<?xi64> into memref<?xi64>
+  return
+}
+
+// -----
+
+func.func @compact_strided(%acc: memref<?x?xi32, strided<[?, 1], offset: ?>>, %ocl: memref<?xi64>, %src: memref<?xi64>) {
+  // expected-error @+1 {{'kvcache.compact_sources' op 'accept_index' must have the identity layout and the default memory space, got 'memref<?x?xi32, strided<[?, 1], offset: ?>>'}}
+  kvcache.compact_sources %acc, %ocl into %src sentinel -1 : memref<?x?xi32, strided<[?, 1], offset: ?>>, memref<?xi64> into memref<?xi64>
+  return
+}
+
+// -----
+
+func.func @compact_counts_space(%acc: memref<?x?xi32>, %ocl: memref<?xi64>, %src: memref<?xi64>, %ncd: memref<?xi64, 3>, %st: memref<4xi64>) {
+  // expected-error @+1 {{'kvcache.compact_sources' op 'counts' must have the identity layout and the default memory space, got 'memref<?xi64, 3>'}}
+  kvcache.compact_sources %acc, %ocl into %src sentinel -1 counts(%ncd : memref<?xi64, 3>) checked status(%st : memref<4xi64>) : memref<?x?xi32>, memref<?xi64> into memref<?xi64>
+  return
+}
+
+// -----
+
+func.func @move_table_transposed(%bufs: memref<?x3xi64, affine_map<(d0, d1) -> (d1, d0)>>, %src: memref<?xi64>, %tgt: memref<?xi64>) {
+  // expected-error @+1 {{'kvcache.move_rows' op 'buffers' must have the identity layout and the default memory space, got 'memref<?x3xi64, affine_map<(d0, d1) -> (d1, d0)>>'}}
+  kvcache.move_rows %bufs, %src, %tgt overlap <disjoint> : memref<?x3xi64, affine_map<(d0, d1) -> (d1, d0)>>, memref<?xi64>, memref<?xi64>
+  return
+}
+
+// -----
+
+func.func @move_offset(%bufs: memref<?x3xi64>, %src: memref<8xi64, strided<[1], offset: 4>>, %tgt: memref<8xi64>) {
+  // expected-error @+1 {{'kvcache.move_rows' op 'sources' must have the identity layout and the default memory space, got 'memref<8xi64, strided<[1], offset: 4>>'}}
+  kvcache.move_rows %bufs, %src, %tgt overlap <disjoint> : memref<?x3xi64>, memref<8xi64, strided<[1], offset: 4>>, memref<8xi64>
+  return
+}
+
+// -----
+
+func.func @move_workspace_space(%bufs: memref<?x3xi64>, %src: memref<?xi64>, %tgt: memref<?xi64>, %ws: memref<?xi8, 3>) {
+  // expected-error @+1 {{'kvcache.move_rows' op 'workspace' must have the identity layout and the default memory space, got 'memref<?xi8, 3>'}}
+  kvcache.move_rows %bufs, %src, %tgt overlap <gather_then_scatter> workspace(%ws : memref<?xi8, 3>) : memref<?x3xi64>, memref<?xi64>, memref<?xi64>
+  return
+}
+
+// -----
+
+func.func @move_status_space(%bufs: memref<?x3xi64>, %src: memref<?xi64>, %tgt: memref<?xi64>, %st: memref<4xi64, 3>) {
+  // expected-error @+1 {{'kvcache.move_rows' op 'status' must have the identity layout and the default memory space, got 'memref<4xi64, 3>'}}
+  kvcache.move_rows %bufs, %src, %tgt overlap <disjoint> checked status(%st : memref<4xi64, 3>) : memref<?x3xi64>, memref<?xi64>, memref<?xi64>
+  return
+}
+
+// -----
+
+func.func @fused_accept_strided(%ncd: memref<?xi64>, %acc: memref<?x?xi32, strided<[?, 1]>>, %ocl: memref<?xi64>, %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op 'accept_index' must have the identity layout and the default memory space, got 'memref<?x?xi32, strided<[?, 1]>>'}}
+  kvcache.move_accepted_tokens targets <window> drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32, strided<[?, 1]>>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+func.func @fused_rows_space(%rpi: memref<?xi64>, %r2t: memref<?x?xi32>, %seq: memref<?xi64, #gpu.address_space<global>>, %ncd: memref<?xi64>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op 'seq_lens' must have the identity layout and the default memory space, got 'memref<?xi64, #gpu.address_space<global>>'}}
+  kvcache.move_accepted_tokens targets <req_to_token> rows(%rpi, %r2t, %seq : memref<?xi64>, memref<?x?xi32>, memref<?xi64, #gpu.address_space<global>>) drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+  return
+}
+
+// -----
+
+func.func @fused_status_space(%ncd: memref<?xi64>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64, 3>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op 'status' must have the identity layout and the default memory space, got 'memref<8xi64, 3>'}}
+  kvcache.move_accepted_tokens targets <window> drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<8xi64, 3>)
+  return
+}
