@@ -15,14 +15,17 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from . import _runtime as rt
 
-_movers: Dict[int, rt.Mover] = {}
+# One mover per (device, stream) on the GPU and per (CPU, thread): a mover
+# serves one call at a time (specc_runtime.h), so two threads moving on two
+# streams never share scratch.
+_movers: Dict[Tuple[int, int], rt.Mover] = {}
 _movers_lock = threading.Lock()
-_last: Dict[str, Any] = {}
+# Per thread: the last call (for last_status) and the buffers seen last.
+_local = threading.local()
 # The KV buffers of the last call: the objects themselves (held, so their ids
 # stay theirs), their data pointers, and their validated descriptors. A
 # serving loop passes the same pool every step; validating 2 x layers tensors
 # again each time would cost more than the move itself.
-_buffers_seen: Dict[str, Any] = {"objects": (), "ptrs": (), "desc": [], "device": None}
 
 
 def _is_torch(x: Any) -> bool:
@@ -100,7 +103,9 @@ def _layout(x: Any) -> Tuple[Any, ...]:
 def _kv_buffers(kv_buffers: Sequence[Any], device: int) -> List[Tuple[int, int, int]]:
     """Validated (address, row bytes, slots) of each buffer, reused while the
     same tensor objects with the same layout come back."""
-    seen = _buffers_seen
+    seen = getattr(_local, "seen", None)
+    if seen is None:
+        seen = _local.seen = {"objects": (), "ptrs": (), "desc": [], "device": None}
     objects = tuple(kv_buffers)
     if (len(objects) == len(seen["objects"]) and seen["device"] == device
             and all(a is b for a, b in zip(objects, seen["objects"]))):
@@ -119,11 +124,23 @@ def _kv_buffers(kv_buffers: Sequence[Any], device: int) -> List[Tuple[int, int, 
     return desc
 
 
-def _check_ready_for_capture(device: int, entries: int,
+def _key(device: int, stream: int) -> Tuple[int, int]:
+    return (device, stream if device != rt.DEVICE_CPU else threading.get_ident())
+
+
+def _current_stream(device: int) -> int:
+    if device == rt.DEVICE_CPU:
+        return 0
+    import torch
+
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+def _check_ready_for_capture(device: int, stream: int, entries: int,
                              buffers: List[Tuple[int, int, int]]) -> None:
     """Inside CUDA-graph capture nothing may load kernels, allocate or upload:
     the mover must exist, hold `entries` and know the buffers already."""
-    m = _movers.get(device)
+    m = _movers.get(_key(device, stream))
     if m is None or m.capacity < entries or m._buffers != tuple(buffers):
         raise rt.SpeccError(
             "specc is not ready for CUDA-graph capture on device "
@@ -135,14 +152,16 @@ def _data_ptr(x: Any) -> int:
     return x.data_ptr() if _is_torch(x) else x.ctypes.data
 
 
-def _mover(device: int, entries: int, grow: bool = False) -> rt.Mover:
-    """The cached mover of ``device``; with ``grow``, one whose scratch holds
-    ``entries`` (otherwise the runtime grows it on demand, outside capture)."""
+def _mover(device: int, stream: int, entries: int, grow: bool = False) -> rt.Mover:
+    """The cached mover of ``device`` and ``stream``; with ``grow``, one whose
+    scratch holds ``entries`` (otherwise the runtime grows it on demand,
+    outside capture)."""
+    key = _key(device, stream)
     with _movers_lock:
-        m = _movers.get(device)
+        m = _movers.get(key)
         if m is None or (grow and m.capacity < entries):
             m = rt.Mover(device, max(entries, 4096))
-            _movers[device] = m
+            _movers[key] = m
         return m
 
 
@@ -155,14 +174,15 @@ def reset() -> None:
 
 def backend(device: int = 0) -> str:
     """Which kernel image the mover of ``device`` uses ('cubin sm_90', 'ptx', 'cpu')."""
-    return _mover(device, 0).backend
+    return _mover(device, _current_stream(device), 0).backend
 
 
 def prepare(device: int, max_entries: int, kv_buffers: Sequence[Any] = ()) -> None:
-    """Creates the mover of ``device`` with room for ``max_entries`` (= bs * W)
-    and registers ``kv_buffers``: call before CUDA-graph capture, which forbids
-    the allocations and the upload this does."""
-    m = _mover(device, max_entries, grow=True)
+    """Creates the mover of ``device`` and its current stream with room for
+    ``max_entries`` (= bs * W) and registers ``kv_buffers``: call before
+    CUDA-graph capture, on the stream that will capture, which forbids the
+    allocations and the upload this does."""
+    m = _mover(device, _current_stream(device), max_entries, grow=True)
     m.set_buffers([_kv_buffer(b, i) for i, b in enumerate(kv_buffers)])
 
 
@@ -218,16 +238,15 @@ def move_accept_tokens_to_target_kvcache(
         setattr(args, name, _index_tensor(t, name, rank))
     buffers = _kv_buffers(kv_buffers, device)
     entries = int(accept_index.shape[0]) * int(accept_index.shape[1])
-    stream = 0
+    stream = _current_stream(device)
     if device != rt.DEVICE_CPU:
         import torch
 
-        stream = torch.cuda.current_stream(device).cuda_stream
         if torch.cuda.is_current_stream_capturing():
-            _check_ready_for_capture(device, entries, buffers)
-    m = _mover(device, entries)
+            _check_ready_for_capture(device, stream, entries, buffers)
+    m = _mover(device, stream, entries)
     m.set_buffers(buffers)
-    _last["mover"], _last["stream"] = m, stream
+    _local.last = (m, stream)
     m.move(args, stream, sync=check)
 
 
@@ -235,10 +254,11 @@ def last_status() -> Tuple[int, ...]:
     """Status record of the last call (waits for its stream): (code, entry,
     value, bound, skipped requests, moved entries, path, 0); code 0 means the
     input was within the contract."""
-    m = _last.get("mover")
-    if m is None:
+    last = getattr(_local, "last", None)
+    if last is None:
         return (0,) * rt.STATUS_FIELDS
-    return m.read_status(_last["stream"])
+    m, stream = last
+    return m.read_status(stream)
 
 
 def move_accept_tokens_sglang(batch: Any, accept_index: Any, num_correct_drafts: Any,

@@ -126,3 +126,32 @@ def test_buffer_shrunk_in_place_is_validated_again(vectors):
     bufs[0].resize((2, bufs[0].shape[1]), refcheck=False)
     with pytest.raises(specc.InputError, match="outside"):
         specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs, check=True)
+
+
+def test_two_threads_move_at_once(vectors):
+    """Each thread gets its own mover: two moves at the same time on two
+    pools, both exact, many times over."""
+    import threading
+
+    cases = [c for c in vectors if c["bs"] > 1][:2]
+    assert len(cases) == 2
+    failures = []
+
+    def worker(case):
+        try:
+            for _ in range(200):
+                args, bufs, after = _case_arrays(case)
+                specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs, check=True)
+                for got, want in zip(bufs, after):
+                    if not np.array_equal(got, want):
+                        failures.append(case["name"])
+                        return
+        except Exception as e:  # noqa: BLE001 - reported below
+            failures.append(f"{case['name']}: {e!r}")
+
+    threads = [threading.Thread(target=worker, args=(c,)) for c in cases]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []

@@ -254,3 +254,35 @@ def test_vectors(vectors):
         assert specc.last_status()[:6] == (0, 0, 0, 0, 0, moved), case["name"]
         for got, exp in zip(bufs, after):
             assert torch.equal(got, exp), case["name"]
+
+
+def test_two_threads_on_two_streams():
+    """Two threads, each on its own stream and pool, moving at once: each
+    gets its own mover (per device and stream), both bit-exact."""
+    import threading
+
+    cases = [make_case(64, 4, tree=True, seed=s) for s in (31, 32)]
+    wants = [reference(a, b)[0] for a, b in cases]
+    errors = []
+
+    def worker(k):
+        try:
+            stream = torch.cuda.Stream()
+            args, bufs = cases[k]
+            stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream):
+                specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs)
+                assert specc.last_status()[0] == 0
+            stream.synchronize()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for (args, bufs), want in zip(cases, wants):
+        for got, exp in zip(bufs, want):
+            assert torch.equal(got, exp)

@@ -232,7 +232,7 @@ def test_prepare_registers_the_pool_buffers():
     fields = mha_pool(fp4=True)
     alloc = allocator(namespace_pool(fields))
     ssg.prepare(alloc, -1, 64)
-    assert api._movers[-1].capacity >= 64
+    assert api._movers[api._key(-1, 0)].capacity >= 64
     batch, accept, ncd = make_case(seed=13)
     bufs = all_buffers(fields)
     want = reference(bufs, batch, accept, ncd, "window")
