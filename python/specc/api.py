@@ -15,9 +15,12 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from . import _runtime as rt
 
-# One mover per (device, stream) on the GPU and per (CPU, thread): a mover
-# serves one call at a time (specc_runtime.h), so two threads moving on two
-# streams never share scratch.
+# One mover per (device, thread): a mover serves one call at a time
+# (specc_runtime.h), so two threads moving on two streams never share
+# scratch. Per thread rather than per stream because CUDA-graph capture runs
+# on a stream of its own, where nothing may be allocated: the mover prepared
+# by the thread is the one its capture uses. Calls of one thread on several
+# streams share that mover and must not overlap on the GPU.
 _movers: Dict[Tuple[int, int], rt.Mover] = {}
 _movers_lock = threading.Lock()
 # Per thread: the last call (for last_status) and the buffers seen last.
@@ -125,7 +128,8 @@ def _kv_buffers(kv_buffers: Sequence[Any], device: int) -> List[Tuple[int, int, 
 
 
 def _key(device: int, stream: int) -> Tuple[int, int]:
-    return (device, stream if device != rt.DEVICE_CPU else threading.get_ident())
+    del stream  # see _movers
+    return (device, threading.get_ident())
 
 
 def _current_stream(device: int) -> int:

@@ -258,7 +258,7 @@ def test_vectors(vectors):
 
 def test_two_threads_on_two_streams():
     """Two threads, each on its own stream and pool, moving at once: each
-    gets its own mover (per device and stream), both bit-exact."""
+    gets its own mover (per device and thread), both bit-exact."""
     import threading
 
     cases = [make_case(64, 4, tree=True, seed=s) for s in (31, 32)]
