@@ -200,6 +200,49 @@ struct CompactSourcesToLoops : OpRewritePattern<CompactSourcesOp> {
   }
 };
 
+/// Calls fn(m, source, target) for the m-th moving entry of a move, in
+/// order (m counts temporary rows).
+using MovingFn = llvm::function_ref<void(Value, Value, Value)>;
+
+/// Gather then scatter in every buffer of `table`: a temporary of
+/// `rows` rows, tmp[m] = row source of the m-th moving entry, then row
+/// target = tmp[m]. Shared by the stage move and the fused op, which pass
+/// their own constants and buffer count.
+void emitGatherThenScatter(HostEmitter &e, MLIRContext *ctx, Value table,
+                           Value numBuffers, Value zero, Value one, Value rows,
+                           llvm::function_ref<void(MovingFn)> forMoving) {
+  e.forLoop(zero, numBuffers, one, [&](Value buf) {
+    Value base = LLVM::IntToPtrOp::create(
+        e.builder(), LLVM::LLVMPointerType::get(ctx),
+        e.load(table, {buf, e.i64(KVCACHE_BUFFER_ADDRESS)}));
+    Value rowBytes = e.load(table, {buf, e.i64(KVCACHE_BUFFER_ROW_BYTES)});
+    Value tmp = memref::AllocOp::create(
+        e.builder(),
+        MemRefType::get({ShapedType::kDynamic}, e.builder().getI8Type()),
+        ValueRange{e.toIndex(e.mul(rows, rowBytes))});
+    Value tmpPtr = e.pointer(tmp);
+    auto rowOf = [&](Value slot) {
+      return e.pointerAt(base, e.mul(slot, rowBytes));
+    };
+    auto staged = [&](Value m) {
+      return e.pointerAt(tmpPtr, e.mul(m, rowBytes));
+    };
+    // Addresses in statements, temporary first: the IR does not depend on
+    // the C++ compiler's argument evaluation order.
+    forMoving([&](Value m, Value src, Value) {
+      Value to = staged(m);
+      Value from = rowOf(src);
+      e.copyBytes(to, from, rowBytes);
+    });
+    forMoving([&](Value m, Value, Value tgt) {
+      Value from = staged(m);
+      Value to = rowOf(tgt);
+      e.copyBytes(to, from, rowBytes);
+    });
+    memref::DeallocOp::create(e.builder(), tmp);
+  });
+}
+
 /// Per buffer b: tmp[i] = row sources[i] of b for every moved i; then
 /// row targets[i] of b = tmp[i]. Entries with sources[i] == targets[i] are
 /// skipped (they change nothing).
@@ -215,35 +258,13 @@ struct MoveRowsToLoops : OpRewritePattern<MoveRowsOp> {
       return e.load(table, {buf, e.i64(c)});
     };
     auto move = [&] {
-      e.forLoop(zero, numBuffers, one, [&](Value buf) {
-        Value base = LLVM::IntToPtrOp::create(
-            e.builder(), LLVM::LLVMPointerType::get(op.getContext()),
-            column(buf, KVCACHE_BUFFER_ADDRESS));
-        Value rowBytes = column(buf, KVCACHE_BUFFER_ROW_BYTES);
-        Value tmp = memref::AllocOp::create(
-            e.builder(),
-            MemRefType::get({ShapedType::kDynamic}, e.builder().getI8Type()),
-            ValueRange{e.toIndex(e.mul(n, rowBytes))});
-        Value tmpPtr = e.pointer(tmp);
-        auto rowOf = [&](Value slot) {
-          return e.pointerAt(base, e.mul(slot, rowBytes));
-        };
-        auto forMoved = [&](llvm::function_ref<void(Value, Value, Value)> fn) {
-          e.forLoop(zero, n, one, [&](Value i) {
-            Value s = e.load(op.getSources(), {i});
-            Value t = e.load(op.getTargets(), {i});
-            e.ifThen(e.cmp(CmpIPredicate::ne, s, t), [&] { fn(i, s, t); });
-          });
-        };
-        forMoved([&](Value i, Value s, Value) {
-          e.copyBytes(e.pointerAt(tmpPtr, e.mul(i, rowBytes)), rowOf(s),
-                      rowBytes);
+      emitGatherThenScatter(e, op.getContext(), table, numBuffers, zero, one, n,
+                            [&](MovingFn fn) {
+        e.forLoop(zero, n, one, [&](Value i) {
+          Value s = e.load(op.getSources(), {i});
+          Value t = e.load(op.getTargets(), {i});
+          e.ifThen(e.cmp(CmpIPredicate::ne, s, t), [&] { fn(i, s, t); });
         });
-        forMoved([&](Value i, Value, Value t) {
-          e.copyBytes(rowOf(t), e.pointerAt(tmpPtr, e.mul(i, rowBytes)),
-                      rowBytes);
-        });
-        memref::DeallocOp::create(e.builder(), tmp);
       });
     };
     if (!op.getChecked()) {
@@ -497,36 +518,13 @@ private:
   /// Per buffer: temporary row m <- source of the m-th moving entry, then
   /// its target <- temporary row m.
   void move(Value moved) {
-    e.forLoop(zero, numBuffers, one, [&](Value buf) {
-      Value base = LLVM::IntToPtrOp::create(
-          e.builder(), LLVM::LLVMPointerType::get(op.getContext()),
-          column(buf, KVCACHE_BUFFER_ADDRESS));
-      Value rowBytes = column(buf, KVCACHE_BUFFER_ROW_BYTES);
-      Value tmp = memref::AllocOp::create(
-          e.builder(),
-          MemRefType::get({ShapedType::kDynamic}, e.builder().getI8Type()),
-          ValueRange{e.toIndex(e.mul(moved, rowBytes))});
-      Value tmpPtr = e.pointer(tmp);
-      auto rowOf = [&](Value slot) {
-        return e.pointerAt(base, e.mul(slot, rowBytes));
-      };
-      // fn(temporary row, target, source) for every moving entry, in order.
-      auto forMoving = [&](llvm::function_ref<void(Value, Value, Value)> fn) {
-        e.forLoopCarried(zero, n, one, zero, [&](Value k, Value m) {
-          PlanEntry p = entry(k);
-          e.ifThen(p.moves, [&] {
-            fn(e.pointerAt(tmpPtr, e.mul(m, rowBytes)), p.tgt, p.src);
-          });
-          return e.add(m, e.select(p.moves, one, zero));
-        });
-      };
-      forMoving([&](Value staged, Value, Value src) {
-        e.copyBytes(staged, rowOf(src), rowBytes);
+    emitGatherThenScatter(e, op.getContext(), table, numBuffers, zero, one,
+                          moved, [&](MovingFn fn) {
+      e.forLoopCarried(zero, n, one, zero, [&](Value k, Value m) {
+        PlanEntry p = entry(k);
+        e.ifThen(p.moves, [&] { fn(m, p.src, p.tgt); });
+        return e.add(m, e.select(p.moves, one, zero));
       });
-      forMoving([&](Value staged, Value tgt, Value) {
-        e.copyBytes(rowOf(tgt), staged, rowBytes);
-      });
-      memref::DeallocOp::create(e.builder(), tmp);
     });
   }
 

@@ -148,10 +148,10 @@
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[N]] step
 // CHECK: %[[S:.*]] = memref.load %[[SRC]]
 // CHECK-NOT: scf.for
-// CHECK: %[[SOFF:.*]] = arith.muli %[[S]], %[[ROWBYTES]] : i64
-// CHECK: %[[FROM:.*]] = llvm.getelementptr %[[BASE]][%[[SOFF]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK: %[[IOFF:.*]] = arith.muli %[[I]], %[[ROWBYTES]] : i64
 // CHECK: %[[TO:.*]] = llvm.getelementptr %[[TMPPTR]][%[[IOFF]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: %[[SOFF:.*]] = arith.muli %[[S]], %[[ROWBYTES]] : i64
+// CHECK: %[[FROM:.*]] = llvm.getelementptr %[[BASE]][%[[SOFF]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK: "llvm.intr.memcpy"(%[[TO]], %[[FROM]], %[[ROWBYTES]]) <{isVolatile = false}> : (!llvm.ptr, !llvm.ptr, i64) -> ()
 // Scatter: buffer row targets[i] <- temporary row i.
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[N]] step
