@@ -54,6 +54,27 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
         plan params: (buffers, sources, targets, workspace, status, n, B)
         copy params: (buffers, sources, targets, workspace, status, n)
       With `disjoint`, the copy kernel alone runs, reading every entry.
+    * `kvcache.move_accepted_tokens` -> `@F` (the function's own name: the
+      entry point, launched once per call; `block` = `copy-block-size`,
+      grid by the work `bs x buffers x row vectors`, clamped to the blocks
+      that fit at once). Plan: each request is validated on its own (a bad
+      one is skipped) and writes its (target, source) pairs; a verdict says
+      whether every hazard stays inside its request. Batches of at most
+      `4 x block` entries are planned by every block in shared memory,
+      larger ones by the first block to take a ticket, in the workspace,
+      while the others wait for its verdict. Move: a safe batch runs one
+      thread per (request, two buffers, 16-byte slice); otherwise every
+      moving entry's 16 bytes are staged in registers per (buffer, column)
+      block, in depth order for large batches. The status record is written
+      whole by one block; with a `report` operand, that block also updates
+      the report on a violation (volatile system-scope stores between
+      fences: the runtime maps it in host memory) and traps when its `trap`
+      field is set. The last block to finish clears the control words.
+        params: (req_pool_indices, req_to_token, seq_lens [req_to_token
+                 only], num_correct_drafts, accept_index, out_cache_loc,
+                 buffers, workspace, status, [report], bs, accept_width,
+                 [max_reqs, pool_len], num_out_cache_loc, num_buffers,
+                 row_vectors, min_slots), by name in the manifest.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",
@@ -93,7 +114,10 @@ def KVCacheToLoops : Pass<"kvcache-to-loops", "ModuleOp"> {
       `moved` and `path` (a quadratic search for rows shared between
       requests) are stored, and per buffer the rows of the moving entries of
       all valid requests are gathered into one temporary, then scattered to
-      their targets. `workspace` is not used.
+      their targets. `workspace` is not used. With a `report`, a call
+      that found a violation updates it (sequence odd, fields, sequence
+      even) and, when its `trap` field is set, executes `llvm.intr.trap`
+      before any row moves.
 
     Checked ops test every bound before the access it guards and record the
     first violation in `status`; a checked move tests every slot of every

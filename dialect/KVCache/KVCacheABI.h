@@ -20,7 +20,7 @@ extern "C" {
 /// Version of the binary contract between the compiler and the runtime: the
 /// manifest specc writes carries it and the runtime refuses an image of any
 /// other version. Bump it whenever anything in this file changes meaning.
-#define KVCACHE_ABI_VERSION 4
+#define KVCACHE_ABI_VERSION 5
 
 /// Layout of the `status` record written by checked ops: memref<4xi64> for
 /// the stage ops, memref<8xi64> (all fields) for kvcache.move_accepted_tokens.
@@ -39,6 +39,33 @@ enum KVCacheStatusField {
   KVCACHE_STATUS_PATH = 6,
   KVCACHE_STATUS_RESERVED = 7,
   KVCACHE_MOVE_STATUS_FIELDS = 8
+};
+
+/// Layout of the `report` record of kvcache.move_accepted_tokens
+/// (memref<8xi64>): violations that outlive the execution that found them,
+/// so that a caller that never waits still learns of each one. Unlike
+/// `status`, it is not rewritten by every execution: an execution that finds
+/// no violation leaves it alone; one that finds a violation updates it as a
+/// sequence lock (SEQUENCE odd while it writes, then even again, two more
+/// than before), so a reader on another processor (the host, reading mapped
+/// memory while kernels run) sees either a whole record or an odd count.
+enum KVCacheReportField {
+  /// 2 x the number of executions that found a violation (odd: an update
+  /// is in progress).
+  KVCACHE_REPORT_SEQUENCE = 0,
+  /// The latest such execution: its status code, entry, value and bound
+  /// (KVCACHE_STATUS_CODE .. KVCACHE_STATUS_BOUND) and its skipped requests.
+  KVCACHE_REPORT_CODE = 1,
+  KVCACHE_REPORT_ENTRY = 2,
+  KVCACHE_REPORT_VALUE = 3,
+  KVCACHE_REPORT_BOUND = 4,
+  KVCACHE_REPORT_SKIPPED = 5,
+  /// Written by the caller, read by an execution that found a violation:
+  /// nonzero asks it to trap (stop like a failed device assertion) once the
+  /// record is written.
+  KVCACHE_REPORT_TRAP = 6,
+  KVCACHE_REPORT_RESERVED = 7,
+  KVCACHE_REPORT_FIELDS = 8
 };
 
 /// How kvcache.move_accepted_tokens moved the rows of a call.
@@ -142,6 +169,7 @@ static inline int64_t kvcacheMoveWorkspaceBytes(int64_t n) {
   X(BUFFERS, buffers, scratch)                                                 \
   X(WORKSPACE, workspace, scratch)                                             \
   X(STATUS, status, scratch)                                                   \
+  X(REPORT, report, scratch)                                                   \
   X(BATCH, bs, scalar)                                                         \
   X(ACCEPT_WIDTH, accept_width, scalar)                                        \
   X(MAX_REQS, max_reqs, scalar)                                                \

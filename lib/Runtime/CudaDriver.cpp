@@ -58,6 +58,9 @@ Loaded load() {
   bind(d.cuMemcpyDtoH, "cuMemcpyDtoH_v2");
   bind(d.cuMemsetD8, "cuMemsetD8_v2");
   bind(d.cuMemsetD8Async, "cuMemsetD8Async");
+  bind(d.cuMemHostAlloc, "cuMemHostAlloc");
+  bind(d.cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2");
+  bind(d.cuMemFreeHost, "cuMemFreeHost");
   bind(d.cuStreamSynchronize, "cuStreamSynchronize");
   bind(d.cuStreamIsCapturing, "cuStreamIsCapturing");
   bind(d.cuGetErrorName, "cuGetErrorName");

@@ -32,6 +32,8 @@ constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 constexpr int CU_STREAM_CAPTURE_STATUS_NONE = 0;
+constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 0x01;
+constexpr unsigned CU_MEMHOSTALLOC_DEVICEMAP = 0x02;
 
 /// The driver entry points specc uses, resolved from libcuda.so.1.
 struct Driver {
@@ -57,6 +59,9 @@ struct Driver {
   CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
   CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
   CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+  CUresult (*cuMemHostAlloc)(void **, size_t, unsigned);
+  CUresult (*cuMemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned);
+  CUresult (*cuMemFreeHost)(void *);
   CUresult (*cuStreamSynchronize)(CUstream);
   CUresult (*cuStreamIsCapturing)(CUstream, int *);
   CUresult (*cuGetErrorName)(CUresult, const char **);

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,6 +35,15 @@ using namespace specc::cuda;
 
 namespace {
 thread_local std::string lastError;
+/// Scratch allocations still to fail (specc_testing_fail_allocations).
+std::atomic<int> failAllocations{0};
+bool injectedFailure() {
+  int left = failAllocations.load();
+  while (left > 0)
+    if (failAllocations.compare_exchange_weak(left, left - 1))
+      return true;
+  return false;
+}
 
 int fail(int code, std::string message) {
   lastError = std::move(message);
@@ -82,17 +92,15 @@ int paramId(const std::string &name) {
 
 /// The six index tensors, in the order of specc_move_args and of the
 /// parameter list.
-constexpr int kTensors[] = {KVCACHE_PARAM_REQ_POOL_INDICES,
-                            KVCACHE_PARAM_REQ_TO_TOKEN,
-                            KVCACHE_PARAM_SEQ_LENS,
-                            KVCACHE_PARAM_NUM_CORRECT_DRAFTS,
-                            KVCACHE_PARAM_ACCEPT_INDEX,
-                            KVCACHE_PARAM_OUT_CACHE_LOC};
+constexpr int kTensors[] = {
+    KVCACHE_PARAM_REQ_POOL_INDICES, KVCACHE_PARAM_REQ_TO_TOKEN,
+    KVCACHE_PARAM_SEQ_LENS,         KVCACHE_PARAM_NUM_CORRECT_DRAFTS,
+    KVCACHE_PARAM_ACCEPT_INDEX,     KVCACHE_PARAM_OUT_CACHE_LOC};
 constexpr int kNumTensors = 6;
 const specc_tensor &tensorOf(const specc_move_args &a, int k) {
-  const specc_tensor *all[] = {&a.req_pool_indices,   &a.req_to_token,
-                               &a.seq_lens,           &a.num_correct_drafts,
-                               &a.accept_index,       &a.out_cache_loc};
+  const specc_tensor *all[] = {&a.req_pool_indices, &a.req_to_token,
+                               &a.seq_lens,         &a.num_correct_drafts,
+                               &a.accept_index,     &a.out_cache_loc};
   return *all[k];
 }
 constexpr int kRanks[kNumTensors] = {1, 2, 1, 1, 2, 1};
@@ -152,8 +160,8 @@ bool checkTensor(const specc_tensor &t, const char *name, int rank,
 }
 
 /// Validates everything the host can see before any launch.
-bool validate(const specc_move_args &a, int64_t numBuffers,
-              int64_t rowVectors, std::string &error) {
+bool validate(const specc_move_args &a, int64_t numBuffers, int64_t rowVectors,
+              std::string &error) {
   if (a.targets != SPECC_TARGETS_REQ_TO_TOKEN &&
       a.targets != SPECC_TARGETS_WINDOW) {
     error = "targets must be SPECC_TARGETS_REQ_TO_TOKEN or "
@@ -229,6 +237,15 @@ struct specc_mover {
   std::vector<int64_t> hostStatus = std::vector<int64_t>(SPECC_STATUS_FIELDS);
   std::vector<uint8_t> hostWorkspace;
 
+  // The report (KVCacheReportField): host memory the kernels write on a
+  // violation (GPU: pinned and mapped, `dreport` its device address), read
+  // here without waiting. `reported` is the sequence value already turned
+  // into an error; `lastReport` what that error said.
+  int64_t *report = nullptr;
+  CUdeviceptr dreport = 0;
+  int64_t reported = 0;
+  int64_t lastReport[SPECC_REPORT_FIELDS] = {};
+
   // GPU state.
   const Driver *drv = nullptr;
   CUdevice dev = 0;
@@ -246,8 +263,14 @@ struct specc_mover {
                : fail(SPECC_ERROR_CUDA, describe(*drv, rc, call, what));
   }
   int allocate(int64_t entries);
+  int allocateReport();
   int loadEntries();
   int loadModule();
+  /// Takes the violations recorded since the last report, if any (never
+  /// waits): fills lastReport and the error message, returns whether there
+  /// were any. `self`: the caller waited for a call that itself broke the
+  /// contract, whose own message it reports.
+  bool takeReport(bool self = false);
 };
 
 namespace {
@@ -268,13 +291,17 @@ struct ContextScope {
 } // namespace
 
 specc_mover::~specc_mover() {
-  if (!drv)
+  if (!drv) {
+    delete[] report;
     return;
+  }
   {
     ContextScope scope(this);
     for (CUdeviceptr p : {workspace, status, dtable})
       if (p)
         drv->cuMemFree(p);
+    if (report)
+      drv->cuMemFreeHost(report);
     if (module)
       drv->cuModuleUnload(module);
   }
@@ -282,9 +309,72 @@ specc_mover::~specc_mover() {
     drv->cuDevicePrimaryCtxRelease(dev);
 }
 
+int specc_mover::allocateReport() {
+  if (!drv) {
+    report = new int64_t[SPECC_REPORT_FIELDS]();
+    return SPECC_SUCCESS;
+  }
+  void *host = nullptr;
+  if (int rc = check(drv->cuMemHostAlloc(&host, 8 * SPECC_REPORT_FIELDS,
+                                         CU_MEMHOSTALLOC_PORTABLE |
+                                             CU_MEMHOSTALLOC_DEVICEMAP),
+                     "cuMemHostAlloc", "report"))
+    return rc;
+  std::memset(host, 0, 8 * SPECC_REPORT_FIELDS);
+  if (int rc = check(drv->cuMemHostGetDevicePointer(&dreport, host, 0),
+                     "cuMemHostGetDevicePointer", "report")) {
+    drv->cuMemFreeHost(host);
+    return rc;
+  }
+  report = static_cast<int64_t *>(host);
+  return SPECC_SUCCESS;
+}
+
+bool specc_mover::takeReport(bool self) {
+  // A sequence lock written by the device: an odd count or a count that
+  // moved while the fields were read means an update is in flight, which
+  // a later look will see whole.
+  auto *r = reinterpret_cast<std::atomic<int64_t> *>(report);
+  int64_t seq = r[KVCACHE_REPORT_SEQUENCE].load(std::memory_order_acquire);
+  if (seq == reported || (seq & 1))
+    return false;
+  int64_t fields[SPECC_REPORT_FIELDS];
+  for (int f = 0; f < SPECC_REPORT_FIELDS; ++f)
+    fields[f] = r[f].load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (r[KVCACHE_REPORT_SEQUENCE].load(std::memory_order_relaxed) != seq)
+    return false;
+  int64_t calls = (seq - reported) / 2;
+  reported = seq;
+  std::copy(fields, fields + SPECC_REPORT_FIELDS, lastReport);
+  lastReport[KVCACHE_REPORT_SEQUENCE] = calls;
+  int64_t st[4] = {fields[KVCACHE_REPORT_CODE], fields[KVCACHE_REPORT_ENTRY],
+                   fields[KVCACHE_REPORT_VALUE], fields[KVCACHE_REPORT_BOUND]};
+  std::string skipped =
+      std::to_string(fields[KVCACHE_REPORT_SKIPPED]) + " request(s) skipped";
+  if (self) {
+    lastError = statusText(st) + " (" + skipped + ", the others moved)";
+    if (calls > 1)
+      lastError += "; " + std::to_string(calls - 1) +
+                   " earlier call(s) on this mover broke the contract too";
+    return true;
+  }
+  lastError =
+      "an earlier call on this mover broke the contract: " + statusText(st) +
+      " (" + skipped + ", the others moved)";
+  if (calls > 1)
+    lastError += "; " + std::to_string(calls) +
+                 " calls since the last report did, this was the latest";
+  return true;
+}
+
 int specc_mover::allocate(int64_t entries) {
   entries = std::max<int64_t>(entries, 1);
   int64_t wsBytes = kvcacheFusedWorkspaceBytes(entries);
+  if (injectedFailure())
+    return fail(SPECC_ERROR_OUT_OF_MEMORY,
+                "scratch for " + std::to_string(entries) +
+                    " entries: allocation failed (injected)");
   if (!drv) {
     hostWorkspace.assign(wsBytes, 0);
     capacity = entries;
@@ -385,10 +475,9 @@ int specc_mover::loadEntries() {
     }
     int key = dispatchKey(e.targets, dtypes);
     if (dispatch[key] >= 0)
-      return fail(SPECC_ERROR_IMAGE, "entries " +
-                                         entries[dispatch[key]].info.name +
-                                         " and " + info.name +
-                                         " have the same signature");
+      return fail(SPECC_ERROR_IMAGE,
+                  "entries " + entries[dispatch[key]].info.name + " and " +
+                      info.name + " have the same signature");
     e.info = std::move(info);
     dispatch[key] = static_cast<int>(entries.size());
     entries.push_back(std::move(e));
@@ -398,8 +487,8 @@ int specc_mover::loadEntries() {
   if (!drv)
     for (EntryPoint &e : entries)
       if (!(e.host = host::findEntry(e.info.name)))
-        return fail(SPECC_ERROR_IMAGE, "the host object lacks entry " +
-                                           e.info.name);
+        return fail(SPECC_ERROR_IMAGE,
+                    "the host object lacks entry " + e.info.name);
   return SPECC_SUCCESS;
 }
 
@@ -441,9 +530,9 @@ int specc_mover::loadModule() {
                     (log[0] ? std::string("; JIT log: ") + log.data() : ""));
   }
   for (EntryPoint &e : entries) {
-    if (int rc2 = check(
-            drv->cuModuleGetFunction(&e.fn, module, e.info.name.c_str()),
-            "cuModuleGetFunction", e.info.name))
+    if (int rc2 =
+            check(drv->cuModuleGetFunction(&e.fn, module, e.info.name.c_str()),
+                  "cuModuleGetFunction", e.info.name))
       return rc2;
     if (e.info.sharedMemory > 48 * 1024)
       if (int rc2 =
@@ -496,6 +585,10 @@ int specc_mover_create(int device, int64_t max_entries, specc_mover **out) {
     if (m->drv)
       if (int rc = m->loadModule())
         return rc;
+    if (int rc = m->allocateReport())
+      return rc;
+    if (const char *trap = std::getenv("SPECC_TRAP"))
+      m->report[KVCACHE_REPORT_TRAP] = *trap && std::strcmp(trap, "0") != 0;
     if (int rc = m->allocate(max_entries))
       return rc;
     *out = m.release();
@@ -550,9 +643,9 @@ int specc_mover_set_buffers(specc_mover *m, const specc_kv_buffer *buffers,
         m->tableCapacity = num_buffers;
       }
       if (!table.empty())
-        if (int rc = m->check(m->drv->cuMemcpyHtoD(m->dtable, table.data(),
-                                                   8 * table.size()),
-                              "cuMemcpyHtoD", "buffer table"))
+        if (int rc = m->check(
+                m->drv->cuMemcpyHtoD(m->dtable, table.data(), 8 * table.size()),
+                "cuMemcpyHtoD", "buffer table"))
           return rc;
     }
     m->table = std::move(table);
@@ -609,6 +702,20 @@ int specc_move_accept_tokens(specc_mover *m, const specc_move_args *a,
     values[KVCACHE_PARAM_NUM_BUFFERS] = m->numBuffers;
     values[KVCACHE_PARAM_ROW_VECTORS] = rowVectors;
     values[KVCACHE_PARAM_MIN_SLOTS] = m->minSlots;
+    // Violations of earlier calls that nobody waited for: reported once this
+    // call is launched (a serving loop must not lose a step to them).
+    // If this call fails, they stay pending.
+    struct Keep {
+      specc_mover *m;
+      int64_t reported;
+      bool armed = true;
+      ~Keep() {
+        if (armed)
+          m->reported = reported;
+      }
+    } keep{m, m->reported};
+    bool earlier = !sync && m->takeReport();
+    std::string earlierError = earlier ? lastError : std::string();
 
     if (!m->drv) {
       if (n > m->capacity)
@@ -624,22 +731,32 @@ int specc_move_accept_tokens(specc_mover *m, const specc_move_args *a,
       }
       d[KVCACHE_PARAM_BUFFERS] = Descriptor::rank2(
           m->table.data(), m->numBuffers, KVCACHE_BUFFER_COLUMNS);
-      d[KVCACHE_PARAM_WORKSPACE] = Descriptor::rank1(
-          m->hostWorkspace.data(),
-          static_cast<int64_t>(m->hostWorkspace.size()));
+      d[KVCACHE_PARAM_WORKSPACE] =
+          Descriptor::rank1(m->hostWorkspace.data(),
+                            static_cast<int64_t>(m->hostWorkspace.size()));
       d[KVCACHE_PARAM_STATUS] =
           Descriptor::rank1(m->hostStatus.data(), SPECC_STATUS_FIELDS);
+      d[KVCACHE_PARAM_REPORT] =
+          Descriptor::rank1(m->report, SPECC_REPORT_FIELDS);
       std::vector<Descriptor *> args;
       for (int id : e.hostArgs)
         args.push_back(&d[id]);
       if (!host::callEntry(e.host, args.data(), args.size()))
-        return fail(SPECC_ERROR_IMAGE,
-                    "entry " + e.info.name + " takes " +
-                        std::to_string(args.size()) + " arguments");
-      // As on the GPU, bad input is an error only for a waiting call.
-      if (sync && m->hostStatus[KVCACHE_STATUS_CODE] != 0)
-        return fail(SPECC_ERROR_INPUT, statusText(m->hostStatus.data()));
-      return SPECC_SUCCESS;
+        return fail(SPECC_ERROR_IMAGE, "entry " + e.info.name + " takes " +
+                                           std::to_string(args.size()) +
+                                           " arguments");
+      // As on the GPU: a waiting call reports its own violation; any
+      // other call reports earlier ones (its own, at the next call).
+      keep.armed = false;
+      if (sync) {
+        bool self = m->hostStatus[KVCACHE_STATUS_CODE] != 0;
+        if (m->takeReport(self))
+          return self ? SPECC_ERROR_INPUT : SPECC_ERROR_EARLIER_INPUT;
+        return self ? fail(SPECC_ERROR_INPUT, statusText(m->hostStatus.data()))
+                    : SPECC_SUCCESS;
+      }
+      return earlier ? fail(SPECC_ERROR_EARLIER_INPUT, earlierError)
+                     : SPECC_SUCCESS;
     }
 
     ContextScope scope(m);
@@ -663,6 +780,7 @@ int specc_move_accept_tokens(specc_mover *m, const specc_move_args *a,
     values[KVCACHE_PARAM_BUFFERS] = static_cast<int64_t>(m->dtable);
     values[KVCACHE_PARAM_WORKSPACE] = static_cast<int64_t>(m->workspace);
     values[KVCACHE_PARAM_STATUS] = static_cast<int64_t>(m->status);
+    values[KVCACHE_PARAM_REPORT] = static_cast<int64_t>(m->dreport);
     void *args[KVCACHE_NUM_PARAMS];
     for (size_t i = 0; i < e.params.size(); ++i)
       args[i] = &values[e.params[i]];
@@ -679,20 +797,56 @@ int specc_move_accept_tokens(specc_mover *m, const specc_move_args *a,
     if (int rc = m->check(
             d.cuLaunchKernel(e.fn, static_cast<unsigned>(blocks), 1, 1,
                              e.info.block, 1, 1,
-                             static_cast<unsigned>(e.info.sharedMemory),
-                             stream, args, nullptr),
+                             static_cast<unsigned>(e.info.sharedMemory), stream,
+                             args, nullptr),
             "cuLaunchKernel", e.info.name))
       return rc;
+    keep.armed = false;
     if (!sync)
-      return SPECC_SUCCESS;
+      return earlier ? fail(SPECC_ERROR_EARLIER_INPUT, earlierError)
+                     : SPECC_SUCCESS;
     int64_t status[SPECC_STATUS_FIELDS];
     lock.unlock();
     if (int rc = specc_mover_read_status(m, stream, status))
       return rc;
-    if (status[KVCACHE_STATUS_CODE] != 0)
-      return fail(SPECC_ERROR_INPUT, statusText(status));
-    return SPECC_SUCCESS;
+    std::lock_guard<std::mutex> relock(m->busy);
+    bool self = status[KVCACHE_STATUS_CODE] != 0;
+    if (!m->takeReport(self))
+      return self ? fail(SPECC_ERROR_INPUT, statusText(status)) : SPECC_SUCCESS;
+    return self ? SPECC_ERROR_INPUT : SPECC_ERROR_EARLIER_INPUT;
   });
+}
+
+int specc_mover_poll(specc_mover *m, int64_t out[SPECC_REPORT_FIELDS]) {
+  return guarded([&]() -> int {
+    if (!m)
+      return fail(SPECC_ERROR_INVALID_ARGUMENT, "mover must not be null");
+    std::lock_guard<std::mutex> lock(m->busy);
+    bool taken = m->takeReport();
+    if (out)
+      std::copy(m->lastReport, m->lastReport + SPECC_REPORT_FIELDS, out);
+    return taken ? SPECC_ERROR_EARLIER_INPUT : SPECC_SUCCESS;
+  });
+}
+
+int specc_mover_last_report(const specc_mover *m,
+                            int64_t out[SPECC_REPORT_FIELDS]) {
+  if (!m || !out)
+    return fail(SPECC_ERROR_INVALID_ARGUMENT, "mover and out must not be null");
+  std::copy(m->lastReport, m->lastReport + SPECC_REPORT_FIELDS, out);
+  return SPECC_SUCCESS;
+}
+
+int specc_mover_set_trap(specc_mover *m, int trap) {
+  if (!m)
+    return fail(SPECC_ERROR_INVALID_ARGUMENT, "mover must not be null");
+  reinterpret_cast<std::atomic<int64_t> *>(m->report)[KVCACHE_REPORT_TRAP]
+      .store(trap != 0);
+  return SPECC_SUCCESS;
+}
+
+void specc_testing_fail_allocations(int count) {
+  failAllocations.store(count > 0 ? count : 0);
 }
 
 int specc_mover_read_status(specc_mover *m, void *stream,
@@ -706,9 +860,9 @@ int specc_mover_read_status(specc_mover *m, void *stream,
       return SPECC_SUCCESS;
     }
     ContextScope scope(m);
-    if (int rc = m->check(
-            m->drv->cuStreamSynchronize(static_cast<CUstream>(stream)),
-            "cuStreamSynchronize", "reading the status record"))
+    if (int rc =
+            m->check(m->drv->cuStreamSynchronize(static_cast<CUstream>(stream)),
+                     "cuStreamSynchronize", "reading the status record"))
       return rc;
     return m->check(
         m->drv->cuMemcpyDtoH(out, m->status, 8 * SPECC_STATUS_FIELDS),

@@ -47,6 +47,10 @@ enum {
   SPECC_ERROR_OUT_OF_MEMORY = 6,
   /* The kernel image was built for another ABI version, or lacks an entry. */
   SPECC_ERROR_IMAGE = 7,
+  /* This call did its work (it was launched), but an earlier call on the
+   * same mover, which nobody waited for, found bad input: the message and
+   * specc_mover_last_report() say what it was. */
+  SPECC_ERROR_EARLIER_INPUT = 8,
 };
 
 /* A dense row-major tensor of rank 1 or 2 (shape[1] ignored for rank 1). */
@@ -82,6 +86,11 @@ typedef struct specc_move_args {
  * moved entries, path, reserved). */
 #define SPECC_STATUS_FIELDS 8
 
+/* What specc_mover_poll and specc_mover_last_report give: (calls that broke
+ * the contract since the previous report, then the latest one's code,
+ * entry, value, bound and skipped requests, 0, 0). */
+#define SPECC_REPORT_FIELDS 8
+
 typedef struct specc_mover specc_mover;
 
 /* Creates a mover for `device` (a CUDA ordinal, or SPECC_DEVICE_CPU). On a
@@ -104,10 +113,17 @@ SPECC_API int specc_mover_set_buffers(specc_mover *mover,
  * ignored on the CPU): one kernel launch. Every bound is checked on the
  * device, per request: a request that breaks one moves none of its rows,
  * every other request moves, and the status record holds the first
- * violation and the number of skipped requests. With `sync` = 0 nothing
- * waits for the device (capturable); with `sync` = 1 the call waits, reads
- * the status record and returns SPECC_ERROR_INPUT with a message on a
- * violation. */
+ * violation and the number of skipped requests.
+ *
+ * With `sync` = 0 nothing waits for the device (capturable). A violation is
+ * never silent: the kernel also records it in the mover's report (host
+ * memory it writes only then), and the next call on the mover that finds
+ * it there, after launching its own work, returns
+ * SPECC_ERROR_EARLIER_INPUT with the violation in the message; so does
+ * specc_mover_poll at any time. Under CUDA-graph replay the report is
+ * written the same way. With `sync` = 1 the call waits and returns
+ * SPECC_ERROR_INPUT on its own violation (SPECC_ERROR_EARLIER_INPUT on an
+ * earlier one). */
 SPECC_API int specc_move_accept_tokens(specc_mover *mover,
                                        const specc_move_args *args,
                                        void *stream, int sync);
@@ -116,6 +132,28 @@ SPECC_API int specc_move_accept_tokens(specc_mover *mover,
  * SPECC_STATUS_FIELDS values. */
 SPECC_API int specc_mover_read_status(specc_mover *mover, void *stream,
                                       int64_t out[SPECC_STATUS_FIELDS]);
+
+/* Never waits: SPECC_ERROR_EARLIER_INPUT (with a message) if calls that
+ * finished since the last report broke the contract, else SPECC_SUCCESS.
+ * `out` (may be null) receives the report (SPECC_REPORT_FIELDS). Calls
+ * still running are seen by a later poll. */
+SPECC_API int specc_mover_poll(specc_mover *mover,
+                               int64_t out[SPECC_REPORT_FIELDS]);
+
+/* The report behind the last SPECC_ERROR_EARLIER_INPUT or SPECC_ERROR_INPUT
+ * of the mover (SPECC_REPORT_FIELDS values). */
+SPECC_API int specc_mover_last_report(const specc_mover *mover,
+                                      int64_t out[SPECC_REPORT_FIELDS]);
+
+/* Trap mode (debugging): with `trap` != 0, a kernel that finds a violation
+ * records it, then stops like a failed device assertion (the CUDA context
+ * is lost, as with assert()); on the CPU the process gets SIGILL. Also set
+ * at creation by the environment variable SPECC_TRAP=1. */
+SPECC_API int specc_mover_set_trap(specc_mover *mover, int trap);
+
+/* Testing: the next `count` scratch allocations of any mover fail as if
+ * memory were exhausted (SPECC_ERROR_OUT_OF_MEMORY). */
+SPECC_API void specc_testing_fail_allocations(int count);
 
 /* Describes the status record (its first four fields) in words. */
 SPECC_API const char *specc_status_message(const int64_t status[4], char *buf,

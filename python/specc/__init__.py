@@ -3,14 +3,16 @@
 Importing needs neither a GPU nor torch; the runtime library loads on first use.
 """
 
-from ._runtime import InputError, NoDriverError, SpeccError, status_message
+from ._runtime import InputError, NoDriverError, OutOfMemoryError, SpeccError, status_message
 from .api import (
     backend,
+    check,
     last_status,
     move_accept_tokens_sglang,
     move_accept_tokens_to_target_kvcache,
     prepare,
     reset,
+    set_trap,
 )
 from . import sglang
 from .sglang import UnsupportedPoolError
@@ -18,14 +20,17 @@ from .sglang import UnsupportedPoolError
 __all__ = [
     "InputError",
     "NoDriverError",
+    "OutOfMemoryError",
     "SpeccError",
     "UnsupportedPoolError",
     "backend",
+    "check",
     "last_status",
     "move_accept_tokens_sglang",
     "move_accept_tokens_to_target_kvcache",
     "prepare",
     "reset",
+    "set_trap",
     "sglang",
     "status_message",
 ]

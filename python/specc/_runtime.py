@@ -23,6 +23,9 @@ ERROR_NO_DRIVER = 2
 ERROR_CUDA = 3
 ERROR_INPUT = 4
 ERROR_CAPTURING = 5
+ERROR_OUT_OF_MEMORY = 6
+ERROR_IMAGE = 7
+ERROR_EARLIER_INPUT = 8
 
 
 class SpeccError(RuntimeError):
@@ -33,16 +36,29 @@ class NoDriverError(SpeccError):
     """No CUDA driver or GPU is available for a GPU mover."""
 
 
-class InputError(SpeccError, ValueError):
-    """A checked call found input outside the function's contract.
+class OutOfMemoryError(SpeccError, MemoryError):
+    """Scratch could not be allocated; the mover is unchanged and usable."""
 
-    No KV buffer was changed. ``status`` holds (code, entry, value, bound)
-    as listed in dialect/KVCache/KVCacheABI.h.
+
+class InputError(SpeccError, ValueError):
+    """A call found input outside the function's contract.
+
+    The requests that broke it moved none of their rows; the others moved.
+    ``status`` holds (code, entry, value, bound) as listed in
+    dialect/KVCache/KVCacheABI.h. ``earlier`` is True when the violation
+    belongs to an earlier call that nobody waited for (reported by a later
+    call, which itself ran, or by ``specc.check()``); ``calls`` is then the
+    number of such calls since the last report (``status`` is the latest's)
+    and ``skipped`` the requests that call skipped.
     """
 
-    def __init__(self, message: str, status: Tuple[int, int, int, int]):
+    def __init__(self, message: str, status: Tuple[int, ...], earlier: bool = False,
+                 calls: int = 1, skipped: int = 0):
         super().__init__(message)
         self.status = status
+        self.earlier = earlier
+        self.calls = calls
+        self.skipped = skipped
 
 
 class _Tensor(ctypes.Structure):
@@ -76,6 +92,8 @@ ARG_NAMES = (
 TARGETS = {"req_to_token": 0, "window": 1}
 #: Fields of the status record (KVCACHE_STATUS_* in KVCacheABI.h).
 STATUS_FIELDS = 8
+#: Fields of a report (specc_runtime.h: SPECC_REPORT_FIELDS).
+REPORT_FIELDS = 8
 
 
 class _MoveArgs(ctypes.Structure):
@@ -123,6 +141,11 @@ def library() -> ctypes.CDLL:
         lib.specc_last_error.restype = c.c_char_p
         lib.specc_mover_backend.argtypes = [c.c_void_p]
         lib.specc_mover_backend.restype = c.c_char_p
+        lib.specc_mover_poll.argtypes = [c.c_void_p, c.POINTER(c.c_int64)]
+        lib.specc_mover_last_report.argtypes = [c.c_void_p, c.POINTER(c.c_int64)]
+        lib.specc_mover_set_trap.argtypes = [c.c_void_p, c.c_int]
+        lib.specc_testing_fail_allocations.argtypes = [c.c_int]
+        lib.specc_testing_fail_allocations.restype = None
         _lib = lib
         return lib
 
@@ -130,9 +153,13 @@ def library() -> ctypes.CDLL:
 def _raise(rc: int, mover: Optional["Mover"] = None, stream: int = 0) -> None:
     lib = library()
     message = lib.specc_last_error().decode()
+    if rc == ERROR_EARLIER_INPUT and mover is not None:
+        raise mover.earlier_error(message)
     if rc == ERROR_INPUT:
         status = mover.read_status(stream) if mover is not None else (0,) * STATUS_FIELDS
         raise InputError(message, status)
+    if rc == ERROR_OUT_OF_MEMORY:
+        raise OutOfMemoryError(message)
     if rc == ERROR_NO_DRIVER:
         raise NoDriverError(message)
     if rc == ERROR_INVALID_ARGUMENT:
@@ -190,11 +217,29 @@ class Mover:
     def move(self, args: _MoveArgs, stream: int = 0, sync: bool = False) -> None:
         rc = library().specc_move_accept_tokens(self._handle, ctypes.byref(args),
                                                 stream, int(sync))
+        if rc in (SUCCESS, ERROR_INPUT, ERROR_EARLIER_INPUT):
+            # The call ran; the runtime grew its scratch to the batch.
+            self.capacity = max(self.capacity,
+                                args.accept_index.shape[0] * args.accept_index.shape[1])
         if rc != SUCCESS:
             _raise(rc, self, stream)
-        # The runtime grows its scratch to the batch on demand.
-        self.capacity = max(self.capacity,
-                            args.accept_index.shape[0] * args.accept_index.shape[1])
+
+    def earlier_error(self, message: str) -> InputError:
+        """The InputError of the report the runtime just took."""
+        out = (ctypes.c_int64 * REPORT_FIELDS)()
+        library().specc_mover_last_report(self._handle, out)
+        return InputError(message, tuple(out[1:5]), earlier=True, calls=out[0],
+                          skipped=out[5])
+
+    def poll(self) -> None:
+        """Raises InputError (earlier=True) if calls that finished since the
+        last report broke the contract; never waits."""
+        rc = library().specc_mover_poll(self._handle, None)
+        if rc != SUCCESS:
+            _raise(rc, self)
+
+    def set_trap(self, on: bool) -> None:
+        library().specc_mover_set_trap(self._handle, int(bool(on)))
 
     def read_status(self, stream: int = 0) -> Tuple[int, ...]:
         """The status record of the last call: code, entry, value, bound,

@@ -2,10 +2,13 @@
 
 ``move_accept_tokens_to_target_kvcache`` validates every argument on the host
 (dtypes, shapes, devices, contiguity) before anything is launched, then runs
-the three stages on the tensors' device, on the current stream, without
-synchronising (``check=True`` waits and raises ``InputError`` on input that
-breaks the contract; with ``check=False`` such input still changes nothing and
-``last_status()`` tells what it was). It is capturable in a CUDA graph.
+one kernel on the tensors' device, on the current stream, without
+synchronising. A request whose input breaks the contract moves none of its
+rows; the others move. ``check=True`` waits and raises ``InputError``; by
+default the violation is raised, as ``InputError`` with ``earlier=True``, by
+the next call of the same thread (after that call has done its own work) or
+by ``check()``, neither of which waits. It is capturable in a CUDA graph,
+and graph replays report the same way.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from . import _runtime as rt
 # streams share that mover and must not overlap on the GPU.
 _movers: Dict[Tuple[int, int], rt.Mover] = {}
 _movers_lock = threading.Lock()
+# Trap mode (set_trap), applied to every mover, existing and new.
+_trap = False
 # Per thread: the last call (for last_status) and the buffers seen last.
 _local = threading.local()
 # The KV buffers of the last call: the objects themselves (held, so their ids
@@ -164,8 +169,17 @@ def _mover(device: int, stream: int, entries: int, grow: bool = False) -> rt.Mov
     with _movers_lock:
         m = _movers.get(key)
         if m is None or (grow and m.capacity < entries):
-            m = rt.Mover(device, max(entries, 4096))
-            _movers[key] = m
+            fresh = rt.Mover(device, max(entries, 4096))
+            if _trap:
+                fresh.set_trap(True)
+            if m is not None:
+                # Violations the old mover holds are still reported.
+                try:
+                    m.poll()
+                except rt.InputError:
+                    _movers[key] = fresh
+                    raise
+            m = _movers[key] = fresh
         return m
 
 
@@ -174,6 +188,36 @@ def reset() -> None:
     after setting SPECC_FORCE_PTX)."""
     with _movers_lock:
         _movers.clear()
+
+
+def check(wait: bool = False) -> None:
+    """Raises ``InputError`` (``earlier=True``) if a call of this thread that
+    has finished on the device since the last report broke the contract
+    (eager calls and CUDA-graph replays alike). Never waits, unless ``wait``:
+    then it first synchronises the devices this thread moved on, so every
+    call issued before is seen."""
+    me = threading.get_ident()
+    with _movers_lock:
+        mine = [(key[0], m) for key, m in _movers.items() if key[1] == me]
+    if wait and any(device != rt.DEVICE_CPU for device, _ in mine):
+        import torch
+
+        for device, _ in mine:
+            if device != rt.DEVICE_CPU:
+                torch.cuda.synchronize(device)
+    for _, m in mine:
+        m.poll()
+
+
+def set_trap(on: bool = True) -> None:
+    """Trap mode, for debugging: a kernel that finds a violation stops like a
+    failed device assertion (the CUDA context is lost; on the CPU the process
+    gets SIGILL) once it has recorded it. Also ``SPECC_TRAP=1``."""
+    global _trap
+    with _movers_lock:
+        _trap = bool(on)
+        for m in _movers.values():
+            m.set_trap(_trap)
 
 
 def backend(device: int = 0) -> str:

@@ -62,13 +62,105 @@ def test_bad_request_is_skipped_the_others_move(vectors):
     for got, was, want in zip(bufs, before, after):
         assert np.array_equal(got[bad], was[bad])
         assert np.array_equal(got[good], want[good])
-    # Unchecked: the same, and the status says why.
+    # Unchecked: the same, the status says why, and check() reports it once.
     bufs2 = [b.copy() for b in before]
     specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs2)
     assert specc.last_status()[0] != 0
     assert "accept_index" in specc.status_message(specc.last_status())
     for got, want in zip(bufs2, bufs):
         assert np.array_equal(got, want)
+    with pytest.raises(specc.InputError, match="earlier call.*accept_index") as err:
+        specc.check()
+    assert err.value.earlier and err.value.calls == 1 and err.value.skipped == 1
+    assert err.value.status[0] == 4
+    specc.check()  # reported once
+
+
+def test_violation_is_raised_by_the_next_call(vectors):
+    """The default call never waits, and a violation is never silent: the
+    next call does its own work, then raises the earlier call's error."""
+    case = next(c for c in vectors if c["name"] == "tree_bs2_w4_d8")
+    args, bufs, after = _case_arrays(case)
+    bad = {k: (v.copy() if v is not None else v) for k, v in args.items()}
+    bad["num_correct_drafts"][1] = -1
+    specc.move_accept_tokens_to_target_kvcache(**bad, kv_buffers=[b.copy() for b in bufs])
+    with pytest.raises(specc.InputError, match=r"earlier call.*num_correct_drafts\[1\] = -1") as err:
+        specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs)
+    assert err.value.earlier and err.value.status[:2] == (2, 1)
+    for got, want in zip(bufs, after):  # the reporting call did its own move
+        assert np.array_equal(got, want)
+    args, bufs, after = _case_arrays(case)
+    specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs)
+    specc.check()
+
+
+def test_trap_mode_stops_the_process(vectors, tmp_path):
+    """SPECC_TRAP=1: the first violation stops the process like a failed
+    assertion (SIGILL on the CPU), after valid calls ran normally."""
+    import signal
+    import subprocess
+    import sys
+
+    script = tmp_path / "trap.py"
+    script.write_text(
+        "import numpy as np, specc\n"
+        "n = np.array([0, -1], dtype=np.int64)\n"
+        "acc = np.array([[0, -1], [1, -1]], dtype=np.int64)\n"
+        "ocl = np.array([0, 1, 2, 3], dtype=np.int64)\n"
+        "buf = np.zeros((8, 16), dtype=np.uint8)\n"
+        "specc.move_accept_tokens_to_target_kvcache(None, None, None, np.zeros(2, np.int64),\n"
+        "    acc, ocl, [buf], targets='window')\n"
+        "print('valid call ran', flush=True)\n"
+        "specc.move_accept_tokens_to_target_kvcache(None, None, None, n, acc, ocl, [buf],\n"
+        "    targets='window')\n"
+        "print('not reached', flush=True)\n")
+    import os
+
+    import pathlib
+
+    package = str(pathlib.Path(specc.__file__).resolve().parents[1])
+    env = dict(os.environ, SPECC_TRAP="1",
+               PYTHONPATH=os.pathsep.join([package, os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode in (-signal.SIGILL, -signal.SIGTRAP), (proc.returncode, proc.stderr)
+    assert "valid call ran" in proc.stdout and "not reached" not in proc.stdout
+
+
+def test_failed_allocation_leaves_the_mover_usable(vectors):
+    """An injected scratch allocation failure: the grown call raises
+    OutOfMemoryError and changes nothing; calls that fit still work, and the
+    grown call works once memory is there."""
+    from specc import _runtime as rt
+
+    small = next(c for c in vectors if c["name"] == "tree_bs2_w4_d8")
+    args, bufs, after = _case_arrays(small)
+    specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs, check=True)
+    bs, w = 3000, 4  # past any scratch the thread's mover holds yet
+    big = dict(req_pool_indices=np.arange(bs, dtype=np.int64),
+               req_to_token=np.arange(bs * 8, dtype=np.int64).reshape(bs, 8),
+               seq_lens=np.zeros(bs, dtype=np.int64),
+               num_correct_drafts=np.zeros(bs, dtype=np.int64),
+               accept_index=np.full((bs, w), -1, dtype=np.int64),
+               out_cache_loc=np.arange(bs * w, dtype=np.int64) + bs * 8)
+    big["accept_index"][:, 0] = np.arange(bs) * w
+    pool = [np.random.default_rng(1).integers(0, 255, (bs * 12, 16), dtype=np.uint8)]
+    before = pool[0].copy()
+    rt.library().specc_testing_fail_allocations(1)
+    try:
+        with pytest.raises(specc.OutOfMemoryError, match="injected"):
+            specc.move_accept_tokens_to_target_kvcache(**big, kv_buffers=pool)
+    finally:
+        rt.library().specc_testing_fail_allocations(0)
+    assert np.array_equal(pool[0], before)
+    args, bufs, after = _case_arrays(small)
+    specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs, check=True)
+    for got, want in zip(bufs, after):
+        assert np.array_equal(got, want)
+    specc.move_accept_tokens_to_target_kvcache(**big, kv_buffers=pool, check=True)
+    want = before.copy()
+    want[np.arange(bs) * 8] = before[bs * 8 + np.arange(bs) * w]
+    assert np.array_equal(pool[0], want)
 
 
 @pytest.mark.parametrize("mutate, message", [

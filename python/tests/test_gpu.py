@@ -109,6 +109,67 @@ def test_bad_request_moves_nothing_the_others_move():
     assert specc.last_status()[0] == 7 and specc.last_status()[4] == 1
     for got, exp in zip(bufs, want):
         assert torch.equal(got, exp)
+    # Nobody waited for that call: check() reports it, once.
+    with pytest.raises(specc.InputError, match="earlier call.*slot") as err:
+        specc.check()
+    assert err.value.earlier and err.value.status[0] == 7 and err.value.skipped == 1
+    specc.check()
+
+
+def test_serving_loop_bad_request_at_step_37():
+    """100 steps of CUDA-graph replay with new inputs each step and a bad
+    request (accept_index past out_cache_loc) at step 37: every other
+    request's rows are right at every step, the bad request's rows are
+    untouched, and specc.check() raises the error during the loop without
+    any synchronising call (torch's sync debug mode turns one into an
+    error)."""
+    bs, w, steps, bad_step, bad_req = 16, 4, 100, 37, 5
+    static, bufs = make_case(bs, w, tree=True, seed=1000)
+    inputs, inits = [], []
+    for step in range(steps):
+        args, init = make_case(bs, w, tree=True, seed=1001 + step)
+        if step == bad_step:
+            args["accept_index"][bad_req, 1] = args["out_cache_loc"].numel() + 3
+        inputs.append(args)
+        inits.append(init)
+    specc.prepare(0, bs * w, bufs)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs)
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs)
+    torch.cuda.synchronize()
+    specc.check()
+    snapshots, raised = [], []
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        for step in range(steps):
+            for k in static:
+                static[k].copy_(inputs[step][k])
+            for b, init in zip(bufs, inits[step]):
+                b.copy_(init)
+            graph.replay()
+            snapshots.append([b.clone() for b in bufs])
+            try:
+                specc.check()
+            except specc.InputError as e:
+                raised.append((step, e))
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    torch.cuda.synchronize()
+    assert len(raised) == 1, [step for step, _ in raised]
+    step, err = raised[0]
+    assert bad_step <= step < steps and err.earlier
+    assert err.status[0] in (4, 5) and err.skipped == 1 and "accept_index" in str(err)
+    for step in range(steps):
+        skip = {bad_req} if step == bad_step else set()
+        want, _, _ = reference(inputs[step], inits[step], skip=skip)
+        for i, (got, exp) in enumerate(zip(snapshots[step], want)):
+            assert torch.equal(got, exp), f"step {step}, buffer {i}"
+    specc.check(wait=True)
 
 
 def test_host_validation_before_launch():

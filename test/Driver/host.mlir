@@ -10,13 +10,13 @@
 
 // CHECK-DAG: declare ptr @malloc(i64)
 // CHECK-DAG: declare void @free(ptr)
-// Every specialization is an entry point: 64 of the req_to_token form (nine
-// memref arguments, the slot lists fused away), 8 of the window form (six).
+// Every specialization is an entry point: 64 of the req_to_token form (ten
+// memref arguments), 8 of the window form (seven).
 // CHECK: define void @move_accept_tokens__i64_i32_i64_i64_i64_i64(ptr %0, ptr %1, i64 %2, i64 %3, i64 %4,
 // CHECK: call void @llvm.memcpy.p0.p0.i64(
-// CHECK: define void @_mlir_ciface_move_accept_tokens__i64_i32_i64_i64_i64_i64(ptr %0, ptr %1, ptr %2, ptr %3, ptr %4, ptr %5, ptr %6, ptr %7, ptr %8) {
+// CHECK: define void @_mlir_ciface_move_accept_tokens__i64_i32_i64_i64_i64_i64(ptr %0, ptr %1, ptr %2, ptr %3, ptr %4, ptr %5, ptr %6, ptr %7, ptr %8, ptr %9) {
 // CHECK: call void @move_accept_tokens__i64_i32_i64_i64_i64_i64(
-// CHECK: define void @_mlir_ciface_move_accept_tokens_window__i64_i64_i64(ptr %0, ptr %1, ptr %2, ptr %3, ptr %4, ptr %5) {
+// CHECK: define void @_mlir_ciface_move_accept_tokens_window__i64_i64_i64(ptr %0, ptr %1, ptr %2, ptr %3, ptr %4, ptr %5, ptr %6) {
 // COUNT: 72
 
 // MAGIC: 177 E L F

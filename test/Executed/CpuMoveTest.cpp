@@ -40,6 +40,10 @@
 #include <string>
 #include <vector>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 namespace ref = specc::reference;
 using ref::KVBuffer;
 using ref::MoveInputs;
@@ -536,6 +540,39 @@ std::string runChecked(specc_mover *mover, const MoveInputs &in,
                       : std::string(" (valid input)"));
   if (rc == SPECC_ERROR_INPUT && lastError() == "(no message)")
     return "SPECC_ERROR_INPUT without a message from specc_last_error";
+  // A violation nobody waited for is kept in the mover's report until a
+  // poll (or the next call) takes it, exactly once; a waiting call has taken
+  // its own already.
+  {
+    std::string text = violation ? statusMessage(wantStatus) : std::string();
+    int64_t report[SPECC_REPORT_FIELDS];
+    int polled = specc_mover_poll(mover, report);
+    int wantPoll =
+        violation && !mode.sync ? SPECC_ERROR_EARLIER_INPUT : SPECC_SUCCESS;
+    if (polled != wantPoll)
+      return "specc_mover_poll returned " + std::to_string(polled) + " (" +
+             lastError() + "), expected " + std::to_string(wantPoll);
+    if (polled == SPECC_ERROR_EARLIER_INPUT) {
+      const int64_t want[6] = {1,
+                               wantStatus[ref::kCode],
+                               wantStatus[ref::kEntry],
+                               wantStatus[ref::kValue],
+                               wantStatus[ref::kBound],
+                               wantStatus[ref::kSkipped]};
+      for (int f = 0; f < 6; ++f)
+        if (report[f] != want[f])
+          return "report field " + std::to_string(f) + " = " +
+                 std::to_string(report[f]) + ", expected " +
+                 std::to_string(want[f]);
+      if (lastError().find("earlier call") == std::string::npos ||
+          lastError().find(text) == std::string::npos)
+        return "the poll's message '" + lastError() +
+               "' does not name the earlier call and '" + text + "'";
+    }
+    if (int again = specc_mover_poll(mover, nullptr))
+      return "a second poll returned " + std::to_string(again) + " (" +
+             lastError() + "): the violation was reported twice";
+  }
   Status status;
   std::string failure = readStatus(mover, &status);
   if (!failure.empty())
@@ -2291,6 +2328,190 @@ void runStatusCases(Results &results, specc_mover *mover) {
 }
 
 //===----------------------------------------------------------------------===//
+// The report: violations of calls nobody waited for
+//===----------------------------------------------------------------------===//
+
+/// Runs `body` on a fresh CPU mover of `entries` entries.
+std::string withMover(int64_t entries,
+                      const std::function<std::string(specc_mover *)> &body) {
+  specc_mover *mover = nullptr;
+  int rc = specc_mover_create(SPECC_DEVICE_CPU, entries, &mover);
+  if (rc != SPECC_SUCCESS || !mover)
+    return describeRc("specc_mover_create(CPU)", rc);
+  std::string failure = body(mover);
+  specc_mover_destroy(mover);
+  return failure;
+}
+
+/// One call without the checks of runChecked: its return code, the message,
+/// and the buffers after it.
+int rawCall(specc_mover *mover, const MoveInputs &in, const CaseSpec &spec,
+            int sync, std::vector<KVBuffer> &buffers) {
+  CallMode mode = modeOf(spec);
+  mode.sync = sync;
+  bool setFailed = false;
+  return callMove(mover, in, spec.dtypes, mode, buffers, &setFailed);
+}
+
+void runReportCases(Results &results) {
+  auto base = [](CaseSpec *spec, MoveInputs *good, MoveInputs *bad,
+                 std::vector<KVBuffer> *buffers) {
+    *spec = rejectionBase(SPECC_INT64, TargetSource::ReqToToken);
+    std::string broken = buildCase(*spec, good, buffers);
+    *bad = *good;
+    bad->numCorrectDrafts[3] = -1;
+    return broken;
+  };
+
+  // The call after a bad one that nobody waited for does its own work, then
+  // says what the earlier call found; the call after that is clean.
+  results.run(
+      "report:next_call_reports_the_earlier_violation", [&]() -> std::string {
+        return withMover(64, [&](specc_mover *m) -> std::string {
+          CaseSpec spec;
+          MoveInputs good, bad;
+          std::vector<KVBuffer> buffers;
+          std::string broken = base(&spec, &good, &bad, &buffers);
+          if (!broken.empty())
+            return broken;
+          std::vector<KVBuffer> want = buffers;
+          ref::moveAcceptTokensPerRequest(bad, spec.targets, want);
+          ref::moveAcceptTokensPerRequest(good, spec.targets, want);
+          if (int rc = rawCall(m, bad, spec, 0, buffers))
+            return describeRc("the bad call (sync 0)", rc);
+          int rc = rawCall(m, good, spec, 0, buffers);
+          if (rc != SPECC_ERROR_EARLIER_INPUT)
+            return "the next call returned " + std::to_string(rc) +
+                   ", expected SPECC_ERROR_EARLIER_INPUT";
+          std::string message = lastError();
+          if (message.find("earlier call") == std::string::npos ||
+              message.find("num_correct_drafts[3] = -1") == std::string::npos)
+            return "message '" + message +
+                   "' does not name the earlier call's violation";
+          std::string failure = compareBuffers(buffers, want);
+          if (!failure.empty())
+            return "the reporting call did not do its own work: " + failure;
+          rc = rawCall(m, good, spec, 0, buffers);
+          return rc == SPECC_SUCCESS
+                     ? std::string()
+                     : describeRc("the call after the report", rc);
+        });
+      });
+
+  // A waiting call that breaks the contract also counts the violations
+  // before it that nobody took.
+  results.run("report:waiting_call_counts_earlier_ones", [&]() -> std::string {
+    return withMover(64, [&](specc_mover *m) -> std::string {
+      CaseSpec spec;
+      MoveInputs good, bad;
+      std::vector<KVBuffer> buffers;
+      std::string broken = base(&spec, &good, &bad, &buffers);
+      if (!broken.empty())
+        return broken;
+      if (int rc = rawCall(m, bad, spec, 0, buffers))
+        return describeRc("the first bad call (sync 0)", rc);
+      int rc = rawCall(m, bad, spec, 1, buffers);
+      if (rc != SPECC_ERROR_INPUT)
+        return "the waiting bad call returned " + std::to_string(rc);
+      if (lastError().find("1 earlier call") == std::string::npos)
+        return "message '" + lastError() + "' does not count the earlier call";
+      int64_t report[SPECC_REPORT_FIELDS];
+      specc_mover_last_report(m, report);
+      if (report[0] != 2 || report[1] != KVCACHE_ERR_NEGATIVE_DRAFTS ||
+          report[2] != 3 || report[5] != 1)
+        return "report {" + std::to_string(report[0]) + ", " +
+               std::to_string(report[1]) + ", " + std::to_string(report[2]) +
+               ", .., " + std::to_string(report[5]) +
+               "}, expected {2 calls, code 2, entry 3, .., 1 skipped}";
+      rc = specc_mover_poll(m, nullptr);
+      return rc == SPECC_SUCCESS
+                 ? std::string()
+                 : "a poll after the report returned " + std::to_string(rc);
+    });
+  });
+
+  // Trap mode stops the process at the first violation (a child process
+  // here), after a valid call ran normally.
+  results.run("report:trap_mode_stops_at_the_violation", [&]() -> std::string {
+    CaseSpec spec;
+    MoveInputs good, bad;
+    std::vector<KVBuffer> buffers;
+    std::string broken = base(&spec, &good, &bad, &buffers);
+    if (!broken.empty())
+      return broken;
+    std::fflush(nullptr);
+    pid_t child = fork();
+    if (child < 0)
+      return "fork failed";
+    if (child == 0) {
+      specc_mover *m = nullptr;
+      if (specc_mover_create(SPECC_DEVICE_CPU, 64, &m) != SPECC_SUCCESS)
+        _exit(2);
+      specc_mover_set_trap(m, 1);
+      if (rawCall(m, good, spec, 0, buffers) != SPECC_SUCCESS)
+        _exit(3);
+      rawCall(m, bad, spec, 0, buffers);
+      _exit(4); // not reached when the trap works
+    }
+    int wstatus = 0;
+    waitpid(child, &wstatus, 0);
+    if (WIFSIGNALED(wstatus) &&
+        (WTERMSIG(wstatus) == SIGILL || WTERMSIG(wstatus) == SIGTRAP))
+      return std::string();
+    return WIFEXITED(wstatus) ? "the child exited with " +
+                                    std::to_string(WEXITSTATUS(wstatus)) +
+                                    " (2: create, 3: valid call, 4: no trap)"
+                              : "the child died of signal " +
+                                    std::to_string(WTERMSIG(wstatus));
+  });
+
+  // A failed scratch allocation leaves the mover as it was: the grown call
+  // fails with OUT_OF_MEMORY and changes nothing, calls that fit still
+  // work, and the next grown call succeeds.
+  results.run(
+      "inject:allocation_failure_keeps_the_mover", [&]() -> std::string {
+        return withMover(4, [&](specc_mover *m) -> std::string {
+          CaseSpec small;
+          small.seed = 91;
+          small.bs = 2, small.width = 2, small.numDraft = 4, small.slots = 64;
+          CaseSpec big = rejectionBase(SPECC_INT64, TargetSource::ReqToToken);
+          MoveInputs smallIn, bigIn;
+          std::vector<KVBuffer> smallBufs, bigBufs;
+          std::string broken = buildCase(small, &smallIn, &smallBufs);
+          if (broken.empty())
+            broken = buildCase(big, &bigIn, &bigBufs);
+          if (!broken.empty())
+            return broken;
+          specc_testing_fail_allocations(1);
+          std::vector<KVBuffer> untouched = bigBufs;
+          int rc = rawCall(m, bigIn, big, 1, bigBufs);
+          specc_testing_fail_allocations(0);
+          if (rc != SPECC_ERROR_OUT_OF_MEMORY)
+            return "the grown call under an injected failure returned " +
+                   std::to_string(rc) + " (" + lastError() + ")";
+          std::string failure = compareBuffers(bigBufs, untouched);
+          if (!failure.empty())
+            return "the failed call changed a buffer: " + failure;
+          failure =
+              runChecked(m, smallIn, small.dtypes, modeOf(small), smallBufs);
+          if (!failure.empty())
+            return "a call that fits, after the failure: " + failure;
+          failure = runChecked(m, bigIn, big.dtypes, modeOf(big), bigBufs);
+          if (!failure.empty())
+            return "the grown call, retried: " + failure;
+          specc_testing_fail_allocations(1);
+          specc_mover *other = nullptr;
+          rc = specc_mover_create(SPECC_DEVICE_CPU, 4, &other);
+          specc_testing_fail_allocations(0);
+          if (rc != SPECC_ERROR_OUT_OF_MEMORY || other)
+            return "specc_mover_create under an injected failure returned " +
+                   std::to_string(rc);
+          return std::string();
+        });
+      });
+}
+
+//===----------------------------------------------------------------------===//
 // Scratch growth
 //===----------------------------------------------------------------------===//
 
@@ -2374,6 +2595,7 @@ int main(int argc, char **argv) {
     specc_mover_destroy(mover);
   }
   runGrowthCase(results);
+  runReportCases(results);
   std::printf("%d passed, %d failed\n", results.passed, results.failed);
   return results.failed == 0 ? 0 : 1;
 }

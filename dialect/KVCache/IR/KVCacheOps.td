@@ -211,6 +211,15 @@ def KVCache_MoveAcceptedTokensOp : KVCache_Op<"move_accepted_tokens",
     violation by request order (or zeros), the number of skipped requests,
     the number of moved entries and the path taken.
 
+    The optional `report` (memref<8xi64>, `KVCacheReportField`) keeps what
+    `status` forgets at the next execution: each execution that finds a
+    violation counts itself in it and leaves its first violation there
+    (a sequence lock, readable while executions run), and executions without
+    one do not touch it. When its `trap` field is nonzero, an execution that
+    finds a violation stops after recording it, like a failed device
+    assertion. A caller that does not wait for an execution learns of its
+    violation from the report at any later time.
+
     Entries whose source equals their target move nothing and are skipped (a
     chain-shaped draft moves zero bytes). Targets must be distinct; with
     duplicates such a row ends up holding one of its sources, 16 bytes at a
@@ -231,6 +240,7 @@ def KVCache_MoveAcceptedTokensOp : KVCache_Op<"move_accepted_tokens",
         drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32>) sentinel -1
         slots(%ocl : memref<?xi64>) buffers(%buffers : memref<?x3xi64>)
         workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
+        report(%report : memref<8xi64>)
     ```
   }];
   let arguments = (ins
@@ -244,7 +254,8 @@ def KVCache_MoveAcceptedTokensOp : KVCache_Op<"move_accepted_tokens",
     Arg<AnyMemRef, "slot of each verified draft token", [MemRead]>:$out_cache_loc,
     Arg<AnyMemRef, "table of (address, row bytes, slots) per buffer", [MemRead]>:$buffers,
     Arg<AnyMemRef, "scratch of the GPU lowering", [MemRead, MemWrite]>:$workspace,
-    Arg<AnyMemRef, "status record (output)", [MemWrite]>:$status);
+    Arg<AnyMemRef, "status record (output)", [MemWrite]>:$status,
+    Arg<Optional<AnyMemRef>, "violations across executions", [MemRead, MemWrite]>:$report);
   let assemblyFormat = [{
     `targets` $targets
     (`rows` `(` $req_pool_indices^ `,` $req_to_token `,` $seq_lens `:`
@@ -254,7 +265,8 @@ def KVCache_MoveAcceptedTokensOp : KVCache_Op<"move_accepted_tokens",
     `slots` `(` $out_cache_loc `:` type($out_cache_loc) `)`
     `buffers` `(` $buffers `:` type($buffers) `)`
     `workspace` `(` $workspace `:` type($workspace) `)`
-    `status` `(` $status `:` type($status) `)` attr-dict
+    `status` `(` $status `:` type($status) `)`
+    (`report` `(` $report^ `:` type($report) `)`)? attr-dict
   }];
   let hasVerifier = 1;
 }

@@ -49,8 +49,17 @@ constexpr int64_t kEntryGroup = 4;
 constexpr int64_t kBlocksPerSM = 2;
 
 /// Shared i64 values of the plan phase.
-enum { MIN_SLOTS, FIRST_BAD, CODE, ENTRY, VALUE, BOUND, SKIPPED, MOVED,
-       NUM_VALUES };
+enum {
+  MIN_SLOTS,
+  FIRST_BAD,
+  CODE,
+  ENTRY,
+  VALUE,
+  BOUND,
+  SKIPPED,
+  MOVED,
+  NUM_VALUES
+};
 /// Shared i32 flags: hazard across requests, the block's ticket, verdict.
 enum { UNSAFE, TICKET, VERDICT, NUM_FLAGS };
 /// Verdicts published by a planner block (0 = not yet).
@@ -100,6 +109,8 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
     params.push_back(
         Param{"workspace", op.getWorkspace(), KP{KP::GlobalPtr, 16}});
     params.push_back(Param{"status", op.getStatus(), KP{KP::GlobalPtr, 8}});
+    if (op.getReport())
+      params.push_back(Param{"report", op.getReport(), KP{KP::GlobalPtr, 8}});
     for (StringRef s : {"bs", "accept_width"})
       params.push_back(scalar(s));
     if (rows)
@@ -113,25 +124,24 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
     // the op's operands, so that the manifest can name it.
     SmallVector<Attribute> hostArgs;
     for (BlockArgument arg : func.getArguments()) {
-      auto it = llvm::find_if(
-          params, [&](const Param &p) { return p.operand == arg; });
+      auto it = llvm::find_if(params,
+                              [&](const Param &p) { return p.operand == arg; });
       if (it == params.end())
         return op.emitOpError()
-               << "argument " << arg.getArgNumber() << " of @"
-               << func.getName()
+               << "argument " << arg.getArgNumber() << " of @" << func.getName()
                << " is not an operand of the move: the entry point takes "
                   "exactly the move's operands";
     }
     for (BlockArgument arg : func.getArguments())
-      hostArgs.push_back(rewriter.getStringAttr(
-          llvm::find_if(params, [&](const Param &p) {
-            return p.operand == arg;
-          })->name));
+      hostArgs.push_back(
+          rewriter.getStringAttr(llvm::find_if(params, [&](const Param &p) {
+                                   return p.operand == arg;
+                                 })->name));
     for (const Param &p : params)
       if (p.operand && !isa<BlockArgument>(p.operand))
-        return op.emitOpError() << "operand '" << p.name
-                                << "' must be an argument of @"
-                                << func.getName();
+        return op.emitOpError()
+               << "operand '" << p.name << "' must be an argument of @"
+               << func.getName();
 
     SmallVector<KernelParam> kinds;
     SmallVector<Attribute> names;
@@ -149,13 +159,13 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
       return op.emitOpError() << "a kernel named @" << name << " exists";
     KernelBuilder k(module, op.getLoc(), name, kinds, T);
     ImplicitLocOpBuilder &b = k.builder();
-    auto entry = func->getAttrOfType<FlatSymbolRefAttr>(
-        "kvcache.specialization_of");
+    auto entry =
+        func->getAttrOfType<FlatSymbolRefAttr>("kvcache.specialization_of");
     k.setLaunch(
         {b.getNamedAttr("block", b.getI64IntegerAttr(T)),
          b.getNamedAttr("grid", b.getStringAttr("work")),
-         b.getNamedAttr("grid_units",
-                        b.getStrArrayAttr({"bs", "num_buffers", "row_vectors"})),
+         b.getNamedAttr("grid_units", b.getStrArrayAttr({"bs", "num_buffers",
+                                                         "row_vectors"})),
          b.getNamedAttr("blocks_per_sm", b.getI64IntegerAttr(kBlocksPerSM)),
          b.getNamedAttr("dynamic_shared_memory", b.getI64IntegerAttr(0)),
          b.getNamedAttr("entry", b.getStringAttr(entry ? entry.getValue()
@@ -185,9 +195,9 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
     llvm::StringMap<Value> p;
     Value tid, bid, nblocks, zero, one, minusOne;
     Value bs, W, n, local;
-    Value vals, flags;       // shared plan values and flags
-    Value tgtList, srcList;  // entry lists (generic pointers)
-    Value planWs;            // depth-plan workspace (global)
+    Value vals, flags;      // shared plan values and flags
+    Value tgtList, srcList; // entry lists (generic pointers)
+    Value planWs;           // depth-plan workspace (global)
 
     Emit(KernelBuilder &k, MoveAcceptedTokensOp op, ArrayRef<Param> params,
          int64_t T, int64_t C, bool rows)
@@ -218,18 +228,17 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
     /// nothing is ever read out of bounds or from unwritten memory.
     Value loadIf(Value cond, StringRef name, Value idx) {
       return k.ifValue(
-          cond, i64, [&]() -> Value { return k.loadI64(p[name], eltOf(name), idx); },
+          cond, i64,
+          [&]() -> Value { return k.loadI64(p[name], eltOf(name), idx); },
           [&]() -> Value { return zero; });
     }
-    Value generic(Value v) {
-      return LLVM::AddrSpaceCastOp::create(b, ptr, v);
-    }
+    Value generic(Value v) { return LLVM::AddrSpaceCastOp::create(b, ptr, v); }
     Value val(int64_t f) { return k.gep(vals, i64, k.i64(f)); }
     Value flag(int64_t f) { return k.gep(flags, i32, k.i64(f)); }
     Value ctrl(int64_t f) { return k.gep(p["workspace"], i32, k.i64(f)); }
     Value sharedAtomic(LLVM::AtomicBinOp bin, Value at, Value v) {
-      return LLVM::AtomicRMWOp::create(b, bin, at, v,
-                                       LLVM::AtomicOrdering::monotonic, "block");
+      return LLVM::AtomicRMWOp::create(
+          b, bin, at, v, LLVM::AtomicOrdering::monotonic, "block");
     }
     Value tgtAt(Value e) { return k.load(i64, k.gep(tgtList, i64, e), 8); }
     Value srcAt(Value e) { return k.load(i64, k.gep(srcList, i64, e), 8); }
@@ -255,15 +264,16 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
       Value sSrc = k.sharedMemory(prefix + "_sources",
                                   LLVM::LLVMArrayType::get(i64, C), false);
       Value ws = p["workspace"];
-      tgtList = k.select(local, generic(sTgt),
-                         generic(k.gep(ws, i8, k.i64(kvcacheFusedTargetsOffset()))));
-      srcList = k.select(
-          local, generic(sSrc),
-          generic(k.gep(ws, i8,
-                        k.add(k.mul(n, k.i64(8)),
-                              k.i64(kvcacheFusedSourcesOffset(0))))));
-      planWs = k.gep(ws, i8,
-                     k.add(k.mul(n, k.i64(16)), k.i64(kvcacheFusedPlanOffset(0))));
+      tgtList =
+          k.select(local, generic(sTgt),
+                   generic(k.gep(ws, i8, k.i64(kvcacheFusedTargetsOffset()))));
+      srcList =
+          k.select(local, generic(sSrc),
+                   generic(k.gep(ws, i8,
+                                 k.add(k.mul(n, k.i64(8)),
+                                       k.i64(kvcacheFusedSourcesOffset(0))))));
+      planWs = k.gep(
+          ws, i8, k.add(k.mul(n, k.i64(16)), k.i64(kvcacheFusedPlanOffset(0))));
       Value isThread0 = k.cmp(P::eq, tid, zero);
 
       // Ticket: which block plans a large batch (the first to start).
@@ -284,9 +294,9 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
           k.store(zero, val(f), 8);
       });
       k.barrier();
-      Value planner =
-          k.cmp(P::eq, k.load(i32, flag(TICKET), 4), k.i32(0));
-      k.ifThenElse(planner, [&] { plan(sTgt, sSrc); }, [&] { waitVerdict(); });
+      Value planner = k.cmp(P::eq, k.load(i32, flag(TICKET), 4), k.i32(0));
+      k.ifThenElse(
+          planner, [&] { plan(sTgt, sSrc); }, [&] { waitVerdict(); });
       k.barrier();
       Value verdict = k.load(i32, flag(VERDICT), 4);
       k.ifThen(k.cmp(P::eq, verdict, k.i32(V_PER_REQUEST)),
@@ -299,8 +309,8 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
             b, LLVM::AtomicBinOp::add, ctrl(KVCACHE_CTRL_DONE), k.i32(1),
             LLVM::AtomicOrdering::monotonic, "device");
         k.ifThen(k.cmp(P::eq, k.toI64(done), k.sub(nblocks, one)), [&] {
-          for (int64_t c : {KVCACHE_CTRL_TICKET, KVCACHE_CTRL_FLAG,
-                            KVCACHE_CTRL_DONE})
+          for (int64_t c :
+               {KVCACHE_CTRL_TICKET, KVCACHE_CTRL_FLAG, KVCACHE_CTRL_DONE})
             k.store(k.i32(0), ctrl(c), 4);
         });
       });
@@ -349,10 +359,9 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
           Value s = srcAt(e), t = tgtAt(e);
           k.ifThen(k.cmp(P::ne, s, t), [&] {
             Value w = table.writerOf(s);
-            Value other = k.bitAnd(
-                k.cmp(P::sge, w, zero),
-                k.cmp(P::ne, arith::DivUIOp::create(b, w, W),
-                      arith::DivUIOp::create(b, e, W)));
+            Value other = k.bitAnd(k.cmp(P::sge, w, zero),
+                                   k.cmp(P::ne, arith::DivUIOp::create(b, w, W),
+                                         arith::DivUIOp::create(b, e, W)));
             k.ifThen(other, [&] { k.store(k.i32(1), flag(UNSAFE), 4); });
           });
         });
@@ -391,8 +400,8 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
           k.bitOr(capacityError, k.cmp(P::eq, moved, zero)), k.i32(V_NONE),
           k.select(unsafe, k.i32(V_STAGED), k.i32(V_PER_REQUEST)));
       // The status record, whole, once per launch.
-      Value recorder = k.bitAnd(isThread0, k.bitOr(k.bitNot(local),
-                                                   k.cmp(P::eq, bid, zero)));
+      Value recorder = k.bitAnd(
+          isThread0, k.bitOr(k.bitNot(local), k.cmp(P::eq, bid, zero)));
       k.ifThen(recorder, [&] {
         Value st = p["status"];
         Value code = k.load(i64, val(CODE), 8);
@@ -420,6 +429,10 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
                      k.select(unsafe, k.i64(KVCACHE_PATH_STAGED),
                               k.i64(KVCACHE_PATH_PER_REQUEST))));
         put(KVCACHE_STATUS_RESERVED, zero);
+        if (p.count("report"))
+          report(k.select(capFirst, k.i64(KVCACHE_ERR_STAGING_CAPACITY), code),
+                 pick(ENTRY, zero), pick(VALUE, cyclic), pick(BOUND, k.i64(C)),
+                 k.load(i64, val(SKIPPED), 8));
         k.store(verdict, flag(VERDICT), 4);
         // Publish to the waiting blocks (release: lists and plan first).
         k.ifThen(k.bitNot(local), [&] {
@@ -434,6 +447,45 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
                [&] { k.store(verdict, flag(VERDICT), 4); });
       (void)sTgt;
       (void)sSrc;
+    }
+
+    /// On a violation, records it in the report (a sequence lock in memory
+    /// the host may read while the kernel runs, see KVCacheReportField) and,
+    /// if the host asked for it, traps. System-scope volatile accesses and
+    /// fences: the record usually lives in mapped host memory. Executions
+    /// without a violation do not touch it (no host round trip).
+    void report(Value code, Value entry, Value value, Value bound,
+                Value skipped) {
+      k.ifThen(k.cmp(P::ne, code, zero), [&] {
+        Value r = p["report"];
+        auto field = [&](int64_t f) { return k.gep(r, i64, k.i64(f)); };
+        auto load = [&](int64_t f) {
+          return LLVM::LoadOp::create(b, i64, field(f), 8, /*isVolatile=*/true)
+              .getResult();
+        };
+        auto put = [&](int64_t f, Value v) {
+          LLVM::StoreOp::create(b, v, field(f), 8, /*isVolatile=*/true);
+        };
+        auto fence = [&] {
+          LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "");
+        };
+        // An odd sequence left by a trapped or killed execution is closed
+        // by the next update: round up to even first.
+        Value seq = k.bitAnd(k.add(load(KVCACHE_REPORT_SEQUENCE), k.i64(1)),
+                             k.i64(~int64_t(1)));
+        put(KVCACHE_REPORT_SEQUENCE, k.add(seq, k.i64(1)));
+        fence();
+        put(KVCACHE_REPORT_CODE, code);
+        put(KVCACHE_REPORT_ENTRY, entry);
+        put(KVCACHE_REPORT_VALUE, value);
+        put(KVCACHE_REPORT_BOUND, bound);
+        put(KVCACHE_REPORT_SKIPPED, skipped);
+        fence();
+        put(KVCACHE_REPORT_SEQUENCE, k.add(seq, k.i64(2)));
+        fence();
+        Value trap = k.cmp(P::ne, load(KVCACHE_REPORT_TRAP), zero);
+        k.ifThen(trap, [&] { LLVM::Trap::create(b); });
+      });
     }
 
     /// What validating one request found: whether it breaks the contract,
@@ -491,11 +543,10 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
           });
       Value count = row[0], badJ = row[1], badA = row[2];
       Value e1 = k.cmp(P::slt, ncd, zero);
-      Value e2 = k.bitAnd(k.bitNot(e1),
-                          k.bitOr(k.cmp(P::sge, ncd, W),
-                                  k.cmp(P::ne, count, k.add(ncd, one))));
-      Value e3 =
-          k.bitAnd(k.bitNot(k.bitOr(e1, e2)), k.cmp(P::sge, badJ, zero));
+      Value e2 =
+          k.bitAnd(k.bitNot(e1), k.bitOr(k.cmp(P::sge, ncd, W),
+                                         k.cmp(P::ne, count, k.add(ncd, one))));
+      Value e3 = k.bitAnd(k.bitNot(k.bitOr(e1, e2)), k.cmp(P::sge, badJ, zero));
       Value acc = k.add(ncd, one); // meaningful once e1, e2 are false
       Value ok3 = k.bitAnd(active, k.bitNot(k.bitOr(k.bitOr(e1, e2), e3)));
       Value e4, e5, v4, v5, b4;
@@ -536,7 +587,8 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
               pos = k.select(keep, k.add(pos, one), pos);
             }
             for (int64_t q = 0; q < kCols; ++q) {
-              ts.push_back(loadIf(keeps[q], rows ? "req_to_token" : "out_cache_loc",
+              ts.push_back(loadIf(keeps[q],
+                                  rows ? "req_to_token" : "out_cache_loc",
                                   k.add(rowBase, poss[q])));
               ss.push_back(loadIf(keeps[q], "out_cache_loc", as[q]));
             }
@@ -574,12 +626,11 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
       if (!write) {
         Value accBound = k.select(k.cmp(P::eq, ncd, k.i64(INT64_MAX)),
                                   k.i64(INT64_MAX), k.add(ncd, one));
-        v.code = sel(k.i64(KVCACHE_ERR_NEGATIVE_DRAFTS),
-                     k.i64(KVCACHE_ERR_ACCEPT_COUNT),
-                     k.i64(KVCACHE_ERR_ACCEPT_INDEX),
-                     k.i64(rows ? KVCACHE_ERR_REQ_POOL_INDEX
-                                : KVCACHE_ERR_WINDOW_RANGE),
-                     k.i64(KVCACHE_ERR_SEQ_RANGE), k.i64(KVCACHE_ERR_SLOT));
+        v.code = sel(
+            k.i64(KVCACHE_ERR_NEGATIVE_DRAFTS), k.i64(KVCACHE_ERR_ACCEPT_COUNT),
+            k.i64(KVCACHE_ERR_ACCEPT_INDEX),
+            k.i64(rows ? KVCACHE_ERR_REQ_POOL_INDEX : KVCACHE_ERR_WINDOW_RANGE),
+            k.i64(KVCACHE_ERR_SEQ_RANGE), k.i64(KVCACHE_ERR_SLOT));
         v.entry = sel(i, i, k.add(rowStart, badJ), i, i, walk[1]);
         v.value = sel(ncd, count, badA, v4, v5, walk[2]);
         v.bound = sel(zero, accBound, nOcl, b4, rows ? p["pool_len"] : zero,
@@ -654,9 +705,9 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
           k.loadI64(table, i64, k.add(row, k.i64(KVCACHE_BUFFER_ADDRESS)));
       Value rowBytes =
           k.loadI64(table, i64, k.add(row, k.i64(KVCACHE_BUFFER_ROW_BYTES)));
-      Value vectorizable =
-          k.cmp(P::eq, k.bitAnd(k.bitOr(base, rowBytes), k.i64(kVectorBytes - 1)),
-                zero);
+      Value vectorizable = k.cmp(
+          P::eq, k.bitAnd(k.bitOr(base, rowBytes), k.i64(kVectorBytes - 1)),
+          zero);
       return {LLVM::IntToPtrOp::create(b, k.globalPtrType(), base), rowBytes,
               vectorizable};
     }
@@ -726,105 +777,108 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
       Value perBlock = arith::DivUIOp::create(b, tT, lanes);
       Value sub = arith::DivUIOp::create(b, tid, lanes);
       Value lane = arith::RemUIOp::create(b, tid, lanes);
-      Value groups = arith::DivUIOp::create(b, k.add(B, k.i64(kBufferGroup - 1)), G);
+      Value groups =
+          arith::DivUIOp::create(b, k.add(B, k.i64(kBufferGroup - 1)), G);
       Value tasks = k.mul(bs, groups);
       k.ifThen(k.cmp(P::slt, sub, perBlock), [&] {
-        k.forLoop(k.add(k.mul(bid, perBlock), sub), tasks,
-                  k.mul(nblocks, perBlock), [&](Value task) {
-          // 32-bit division: the runtime bounds bs * buffers below 2^31.
-          Value t32 = k.toI32(task), g32 = k.toI32(groups);
-          Value i = k.toI64(arith::DivUIOp::create(b, t32, g32));
-          Value group = k.toI64(arith::RemUIOp::create(b, t32, g32));
-          SmallVector<std::tuple<Value, Value, Value>> rowsOf;
-          SmallVector<Value> present;
-          for (int64_t q = 0; q < kBufferGroup; ++q) {
-            Value buf = k.add(k.mul(group, G), k.i64(q));
-            Value in = k.cmp(P::slt, buf, B);
-            // Absent buffers read as zero-byte rows at address 0.
-            SmallVector<Value> row = k.ifValues(
-                in, {k.globalPtrType(), i64, b.getI1Type()},
-                [&]() -> SmallVector<Value> {
-                  auto [base, rowBytes, vectorizable] = bufferRow(buf);
-                  return {base, rowBytes, vectorizable};
-                },
-                [&]() -> SmallVector<Value> {
-                  return {LLVM::ZeroOp::create(b, k.globalPtrType()), zero,
-                          k.i1(true)};
-                });
-            rowsOf.push_back({row[0], row[1], row[2]});
-          }
-          Value allVector = k.i1(true);
-          for (auto [base, rowBytes, vectorizable] : rowsOf)
-            allVector = k.bitAnd(allVector, vectorizable);
-          Value first = k.mul(i, W);
-          k.forLoop(lane, S, lanes, [&](Value c) {
-            Value col = k.mul(c, k.i64(kVectorBytes));
-            // The common case, every row of the group 16-byte aligned: the
-            // request's entries kEntryGroup at a time, each in every buffer
-            // of the group, all loads before any store (one memory round
-            // trip per group of entries, not per entry).
-            k.ifThenElse(
-                allVector,
-                [&] {
-                  k.forLoop(zero, W, k.i64(kEntryGroup), [&](Value g) {
-                    SmallVector<Value> tg, mv, data;
-                    for (int64_t q = 0; q < kEntryGroup; ++q) {
-                      Value j = k.add(g, k.i64(q));
-                      SmallVector<Value> ts = k.ifValues(
-                          k.cmp(P::slt, j, W), {i64, i64},
-                          [&]() -> SmallVector<Value> {
-                            return {tgtAt(k.add(first, j)),
-                                    srcAt(k.add(first, j))};
-                          },
-                          [&]() -> SmallVector<Value> {
-                            return {minusOne, minusOne};
-                          });
-                      tg.push_back(ts[0]);
-                      mv.push_back(k.cmp(P::ne, ts[0], ts[1]));
-                      for (auto [base, rowBytes, vectorizable] : rowsOf) {
-                        Value here =
-                            k.bitAnd(mv.back(), k.cmp(P::slt, col, rowBytes));
-                        Value at =
-                            k.gep(base, i8, k.add(k.mul(ts[1], rowBytes), col));
-                        data.push_back(k.ifValue(
-                            here, vec,
-                            [&]() -> Value {
-                              return k.load(vec, at, kVectorBytes);
-                            },
-                            [&]() -> Value { return zeroVec(); }));
-                      }
-                    }
-                    for (int64_t q = 0; q < kEntryGroup; ++q)
-                      for (auto [r, row] : llvm::enumerate(rowsOf)) {
-                        auto [base, rowBytes, vectorizable] = row;
-                        Value here =
-                            k.bitAnd(mv[q], k.cmp(P::slt, col, rowBytes));
-                        k.ifThen(here, [&] {
-                          k.store(data[q * rowsOf.size() + r],
-                                  k.gep(base, i8,
-                                        k.add(k.mul(tg[q], rowBytes), col)),
-                                  kVectorBytes);
-                        });
-                      }
-                  });
-                },
-                [&] {
-                  // The byte path: entry by entry, buffer by buffer.
-                  k.forLoop(zero, W, one, [&](Value j) {
-                    Value t = tgtAt(k.add(first, j)),
-                          s = srcAt(k.add(first, j));
-                    k.ifThen(k.cmp(P::ne, t, s), [&] {
-                      for (auto [base, rowBytes, vectorizable] : rowsOf)
-                        k.ifThen(k.cmp(P::slt, col, rowBytes), [&] {
-                          Value v =
-                              loadSlice(base, rowBytes, vectorizable, s, col);
-                          storeSlice(base, rowBytes, vectorizable, t, col, v);
-                        });
+        k.forLoop(
+            k.add(k.mul(bid, perBlock), sub), tasks, k.mul(nblocks, perBlock),
+            [&](Value task) {
+              // 32-bit division: the runtime bounds bs * buffers below 2^31.
+              Value t32 = k.toI32(task), g32 = k.toI32(groups);
+              Value i = k.toI64(arith::DivUIOp::create(b, t32, g32));
+              Value group = k.toI64(arith::RemUIOp::create(b, t32, g32));
+              SmallVector<std::tuple<Value, Value, Value>> rowsOf;
+              SmallVector<Value> present;
+              for (int64_t q = 0; q < kBufferGroup; ++q) {
+                Value buf = k.add(k.mul(group, G), k.i64(q));
+                Value in = k.cmp(P::slt, buf, B);
+                // Absent buffers read as zero-byte rows at address 0.
+                SmallVector<Value> row = k.ifValues(
+                    in, {k.globalPtrType(), i64, b.getI1Type()},
+                    [&]() -> SmallVector<Value> {
+                      auto [base, rowBytes, vectorizable] = bufferRow(buf);
+                      return {base, rowBytes, vectorizable};
+                    },
+                    [&]() -> SmallVector<Value> {
+                      return {LLVM::ZeroOp::create(b, k.globalPtrType()), zero,
+                              k.i1(true)};
                     });
-                  });
-                });
-          });
-        });
+                rowsOf.push_back({row[0], row[1], row[2]});
+              }
+              Value allVector = k.i1(true);
+              for (auto [base, rowBytes, vectorizable] : rowsOf)
+                allVector = k.bitAnd(allVector, vectorizable);
+              Value first = k.mul(i, W);
+              k.forLoop(lane, S, lanes, [&](Value c) {
+                Value col = k.mul(c, k.i64(kVectorBytes));
+                // The common case, every row of the group 16-byte aligned: the
+                // request's entries kEntryGroup at a time, each in every buffer
+                // of the group, all loads before any store (one memory round
+                // trip per group of entries, not per entry).
+                k.ifThenElse(
+                    allVector,
+                    [&] {
+                      k.forLoop(zero, W, k.i64(kEntryGroup), [&](Value g) {
+                        SmallVector<Value> tg, mv, data;
+                        for (int64_t q = 0; q < kEntryGroup; ++q) {
+                          Value j = k.add(g, k.i64(q));
+                          SmallVector<Value> ts = k.ifValues(
+                              k.cmp(P::slt, j, W), {i64, i64},
+                              [&]() -> SmallVector<Value> {
+                                return {tgtAt(k.add(first, j)),
+                                        srcAt(k.add(first, j))};
+                              },
+                              [&]() -> SmallVector<Value> {
+                                return {minusOne, minusOne};
+                              });
+                          tg.push_back(ts[0]);
+                          mv.push_back(k.cmp(P::ne, ts[0], ts[1]));
+                          for (auto [base, rowBytes, vectorizable] : rowsOf) {
+                            Value here = k.bitAnd(mv.back(),
+                                                  k.cmp(P::slt, col, rowBytes));
+                            Value at = k.gep(
+                                base, i8, k.add(k.mul(ts[1], rowBytes), col));
+                            data.push_back(k.ifValue(
+                                here, vec,
+                                [&]() -> Value {
+                                  return k.load(vec, at, kVectorBytes);
+                                },
+                                [&]() -> Value { return zeroVec(); }));
+                          }
+                        }
+                        for (int64_t q = 0; q < kEntryGroup; ++q)
+                          for (auto [r, row] : llvm::enumerate(rowsOf)) {
+                            auto [base, rowBytes, vectorizable] = row;
+                            Value here =
+                                k.bitAnd(mv[q], k.cmp(P::slt, col, rowBytes));
+                            k.ifThen(here, [&] {
+                              k.store(data[q * rowsOf.size() + r],
+                                      k.gep(base, i8,
+                                            k.add(k.mul(tg[q], rowBytes), col)),
+                                      kVectorBytes);
+                            });
+                          }
+                      });
+                    },
+                    [&] {
+                      // The byte path: entry by entry, buffer by buffer.
+                      k.forLoop(zero, W, one, [&](Value j) {
+                        Value t = tgtAt(k.add(first, j)),
+                              s = srcAt(k.add(first, j));
+                        k.ifThen(k.cmp(P::ne, t, s), [&] {
+                          for (auto [base, rowBytes, vectorizable] : rowsOf)
+                            k.ifThen(k.cmp(P::slt, col, rowBytes), [&] {
+                              Value v = loadSlice(base, rowBytes, vectorizable,
+                                                  s, col);
+                              storeSlice(base, rowBytes, vectorizable, t, col,
+                                         v);
+                            });
+                        });
+                      });
+                    });
+              });
+            });
       });
     }
 
@@ -865,7 +919,9 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
                     Value e = entryAt(pos);
                     return {tgtAt(e), srcAt(e)};
                   },
-                  [&]() -> SmallVector<Value> { return {minusOne, minusOne}; });
+                  [&]() -> SmallVector<Value> {
+                    return {minusOne, minusOne};
+                  });
               Value moves = k.cmp(P::ne, ts[0], ts[1]);
               tg.push_back(ts[0]);
               mv.push_back(moves);

@@ -15,6 +15,7 @@
 #include "KVCache/KVCacheABI.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
@@ -260,12 +261,13 @@ struct MoveRowsToLoops : OpRewritePattern<MoveRowsOp> {
     auto move = [&] {
       emitGatherThenScatter(e, op.getContext(), table, numBuffers, zero, one, n,
                             [&](MovingFn fn) {
-        e.forLoop(zero, n, one, [&](Value i) {
-          Value s = e.load(op.getSources(), {i});
-          Value t = e.load(op.getTargets(), {i});
-          e.ifThen(e.cmp(CmpIPredicate::ne, s, t), [&] { fn(i, s, t); });
-        });
-      });
+                              e.forLoop(zero, n, one, [&](Value i) {
+                                Value s = e.load(op.getSources(), {i});
+                                Value t = e.load(op.getTargets(), {i});
+                                e.ifThen(e.cmp(CmpIPredicate::ne, s, t),
+                                         [&] { fn(i, s, t); });
+                              });
+                            });
     };
     if (!op.getChecked()) {
       move();
@@ -352,8 +354,36 @@ public:
     e.store(skipped, status, {e.i64(KVCACHE_STATUS_SKIPPED)});
     e.store(moved, status, {e.i64(KVCACHE_STATUS_MOVED)});
     e.store(path(moved), status, {e.i64(KVCACHE_STATUS_PATH)});
+    if (Value r = op.getReport())
+      report(r, skipped);
     e.ifThen(e.cmp(CmpIPredicate::ne, moved, zero), [&] { move(moved); });
     memref::DeallocOp::create(e.builder(), plan);
+  }
+
+  /// On a violation, counts the execution in the report and leaves its first
+  /// violation there (the sequence protocol of KVCacheReportField, so host
+  /// and GPU records read alike); traps when the caller asked for it, before
+  /// any row moves (the valid requests' rows stay as they were).
+  void report(Value r, Value skipped) {
+    Value code = e.load(status, {e.i64(KVCACHE_STATUS_CODE)});
+    e.ifThen(e.cmp(CmpIPredicate::ne, code, zero), [&] {
+      auto put = [&](int64_t f, Value v) { e.store(v, r, {e.i64(f)}); };
+      Value seq =
+          e.bitAnd(e.add(e.load(r, {e.i64(KVCACHE_REPORT_SEQUENCE)}), one),
+                   e.i64(~int64_t(1)));
+      put(KVCACHE_REPORT_SEQUENCE, e.add(seq, one));
+      put(KVCACHE_REPORT_CODE, code);
+      for (auto [from, to] :
+           {std::pair{KVCACHE_STATUS_ENTRY, KVCACHE_REPORT_ENTRY},
+            std::pair{KVCACHE_STATUS_VALUE, KVCACHE_REPORT_VALUE},
+            std::pair{KVCACHE_STATUS_BOUND, KVCACHE_REPORT_BOUND}})
+        put(to, e.load(status, {e.i64(from)}));
+      put(KVCACHE_REPORT_SKIPPED, skipped);
+      put(KVCACHE_REPORT_SEQUENCE, e.add(seq, e.i64(2)));
+      Value trap = e.load(r, {e.i64(KVCACHE_REPORT_TRAP)});
+      e.ifThen(e.cmp(CmpIPredicate::ne, trap, zero),
+               [&] { LLVM::Trap::create(e.builder()); });
+    });
   }
 
 private:
@@ -518,14 +548,15 @@ private:
   /// Per buffer: temporary row m <- source of the m-th moving entry, then
   /// its target <- temporary row m.
   void move(Value moved) {
-    emitGatherThenScatter(e, op.getContext(), table, numBuffers, zero, one,
-                          moved, [&](MovingFn fn) {
-      e.forLoopCarried(zero, n, one, zero, [&](Value k, Value m) {
-        PlanEntry p = entry(k);
-        e.ifThen(p.moves, [&] { fn(m, p.src, p.tgt); });
-        return e.add(m, e.select(p.moves, one, zero));
-      });
-    });
+    emitGatherThenScatter(
+        e, op.getContext(), table, numBuffers, zero, one, moved,
+        [&](MovingFn fn) {
+          e.forLoopCarried(zero, n, one, zero, [&](Value k, Value m) {
+            PlanEntry p = entry(k);
+            e.ifThen(p.moves, [&] { fn(m, p.src, p.tgt); });
+            return e.add(m, e.select(p.moves, one, zero));
+          });
+        });
   }
 
   MoveAcceptedTokensOp op;

@@ -47,9 +47,9 @@ LogicalResult verifyPlainMemRef(Operation *op, Value value, StringRef role) {
 
 /// verifyPlainMemRef for each (operand, role) pair, in order; absent
 /// optional operands are skipped.
-LogicalResult
-verifyPlainMemRefs(Operation *op,
-                   std::initializer_list<std::pair<Value, StringRef>> operands) {
+LogicalResult verifyPlainMemRefs(
+    Operation *op,
+    std::initializer_list<std::pair<Value, StringRef>> operands) {
   for (auto [value, role] : operands)
     if (value && failed(verifyPlainMemRef(op, value, role)))
       return failure();
@@ -130,13 +130,13 @@ LogicalResult verifyBufferTable(Operation *op, Value buffers) {
 
 LogicalResult AssignTargetsOp::verify() {
   Operation *op = getOperation();
-  if (failed(verifyPlainMemRefs(op, {{getReqPoolIndices(), "req_pool_indices"},
-                                     {getReqToToken(), "req_to_token"},
-                                     {getSeqLens(), "seq_lens"},
-                                     {getNumCorrectDrafts(),
-                                      "num_correct_drafts"},
-                                     {getTargets(), "targets"},
-                                     {getStatus(), "status"}})))
+  if (failed(
+          verifyPlainMemRefs(op, {{getReqPoolIndices(), "req_pool_indices"},
+                                  {getReqToToken(), "req_to_token"},
+                                  {getSeqLens(), "seq_lens"},
+                                  {getNumCorrectDrafts(), "num_correct_drafts"},
+                                  {getTargets(), "targets"},
+                                  {getStatus(), "status"}})))
     return failure();
   if (failed(
           verifyIndexMemRef(op, getReqPoolIndices(), "req_pool_indices", 1)) ||
@@ -257,16 +257,17 @@ LogicalResult MoveRowsOp::verify() {
 
 LogicalResult MoveAcceptedTokensOp::verify() {
   Operation *op = getOperation();
-  if (failed(verifyPlainMemRefs(op, {{getReqPoolIndices(), "req_pool_indices"},
-                                     {getReqToToken(), "req_to_token"},
-                                     {getSeqLens(), "seq_lens"},
-                                     {getNumCorrectDrafts(),
-                                      "num_correct_drafts"},
-                                     {getAcceptIndex(), "accept_index"},
-                                     {getOutCacheLoc(), "out_cache_loc"},
-                                     {getBuffers(), "buffers"},
-                                     {getWorkspace(), "workspace"},
-                                     {getStatus(), "status"}})))
+  if (failed(
+          verifyPlainMemRefs(op, {{getReqPoolIndices(), "req_pool_indices"},
+                                  {getReqToToken(), "req_to_token"},
+                                  {getSeqLens(), "seq_lens"},
+                                  {getNumCorrectDrafts(), "num_correct_drafts"},
+                                  {getAcceptIndex(), "accept_index"},
+                                  {getOutCacheLoc(), "out_cache_loc"},
+                                  {getBuffers(), "buffers"},
+                                  {getWorkspace(), "workspace"},
+                                  {getStatus(), "status"},
+                                  {getReport(), "report"}})))
     return failure();
   bool fromRows = getTargets() == TargetSource::ReqToToken;
   // Ranks first: the extent checks below read dimension 0.
@@ -280,8 +281,8 @@ LogicalResult MoveAcceptedTokensOp::verify() {
                                  : "targets <window> takes no rows(...): the "
                                    "targets come from out_cache_loc");
   if (fromRows &&
-      (failed(verifyIndexMemRef(op, getReqPoolIndices(), "req_pool_indices",
-                                1)) ||
+      (failed(
+           verifyIndexMemRef(op, getReqPoolIndices(), "req_pool_indices", 1)) ||
        failed(verifyIndexMemRef(op, getReqToToken(), "req_to_token", 2)) ||
        failed(verifyIndexMemRef(op, getSeqLens(), "seq_lens", 1)) ||
        failed(verifySameExtent(op, getSeqLens(), 0, "seq_lens",
@@ -314,5 +315,13 @@ LogicalResult MoveAcceptedTokensOp::verify() {
     return emitOpError() << "'status' must be memref<"
                          << static_cast<int>(KVCACHE_MOVE_STATUS_FIELDS)
                          << "xi64>, got " << st;
+  if (Value report = getReport()) {
+    auto rt = cast<MemRefType>(report.getType());
+    if (!rt.getElementType().isSignlessInteger(64) || rt.getRank() != 1 ||
+        rt.getDimSize(0) != KVCACHE_REPORT_FIELDS)
+      return emitOpError() << "'report' must be memref<"
+                           << static_cast<int>(KVCACHE_REPORT_FIELDS)
+                           << "xi64>, got " << rt;
+  }
   return success();
 }

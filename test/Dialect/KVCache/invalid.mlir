@@ -346,6 +346,22 @@ func.func @fused_status(%ncd: memref<?xi64>, %acc: memref<?x?xi32>, %ocl: memref
   return
 }
 
+// -----
+
+func.func @fused_report(%ncd: memref<?xi64>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>, %r: memref<8xi32>) {
+  // expected-error @+1 {{'kvcache.move_accepted_tokens' op 'report' must be memref<8xi64>, got 'memref<8xi32>'}}
+  kvcache.move_accepted_tokens targets <window> drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>) report(%r : memref<8xi32>)
+  return
+}
+
+// -----
+
+func.func @fused_report_space(%ncd: memref<?xi64>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>, %r: memref<8xi64, 3>) {
+  // expected-error @+1 {{'report'}}
+  kvcache.move_accepted_tokens targets <window> drafts(%ncd : memref<?xi64>) accept(%acc : memref<?x?xi32>) sentinel -1 slots(%ocl : memref<?xi64>) buffers(%bufs : memref<?x3xi64>) workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>) report(%r : memref<8xi64, 3>)
+  return
+}
+
 // Static entry counts: at most 2^31 - 1 entries per call (what the workspace
 // layouts index with i32 and the runtime enforces), checked before any size
 // is computed from them, so that no arithmetic of the verifiers overflows.

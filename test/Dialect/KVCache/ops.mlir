@@ -94,12 +94,12 @@ func.func @fused_generic(%rpi: memref<?xi32>, %r2t: memref<?x?xi32>, %seq: memre
                          %ncd: memref<?xi32>, %acc: memref<?x?xi64>, %ocl: memref<?xi32>,
                          %bufs: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
   "kvcache.move_accepted_tokens"(%rpi, %r2t, %seq, %ncd, %acc, %ocl, %bufs, %ws, %st)
-      <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1>, sentinel = -1 : i64,
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 0>, sentinel = -1 : i64,
         targets = #kvcache.targets<req_to_token>}>
       : (memref<?xi32>, memref<?x?xi32>, memref<?xi64>, memref<?xi32>, memref<?x?xi64>,
          memref<?xi32>, memref<?x3xi64>, memref<?xi8>, memref<8xi64>) -> ()
   "kvcache.move_accepted_tokens"(%ncd, %acc, %ocl, %bufs, %ws, %st)
-      <{operandSegmentSizes = array<i32: 0, 0, 0, 1, 1, 1, 1, 1, 1>, sentinel = -2 : i64,
+      <{operandSegmentSizes = array<i32: 0, 0, 0, 1, 1, 1, 1, 1, 1, 0>, sentinel = -2 : i64,
         targets = #kvcache.targets<window>}>
       : (memref<?xi32>, memref<?x?xi64>, memref<?xi32>, memref<?x3xi64>, memref<?xi8>,
          memref<8xi64>) -> ()

@@ -76,13 +76,14 @@ struct KVCacheFusePass : kvcache::impl::KVCacheFuseBase<KVCacheFusePass> {
           TargetSourceAttr::get(b.getContext(), TargetSource::ReqToToken),
           a.getReqPoolIndices(), a.getReqToToken(), a.getSeqLens(),
           a.getNumCorrectDrafts(), c.getAcceptIndex(), c.getSentinelAttr(),
-          c.getOutCacheLoc(), move.getBuffers(), move.getWorkspace(), status);
+          c.getOutCacheLoc(), move.getBuffers(), move.getWorkspace(), status,
+          /*report=*/Value());
       Value targets = move.getTargets(), sources = move.getSources();
       move.erase();
       a.erase();
       c.erase();
-      if (auto func = dyn_cast<func::FuncOp>(
-              targets.getParentRegion()->getParentOp()))
+      if (auto func =
+              dyn_cast<func::FuncOp>(targets.getParentRegion()->getParentOp()))
         if (!llvm::is_contained(touched, func))
           touched.push_back(func);
     }
