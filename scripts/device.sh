@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Everything specc does on a GPU host, in one call: build the MLIR-free runtime
-# from kernel artifacts that `specc` made elsewhere (build/artifacts), install
-# the Python package, run the GPU tests on the cubin path and again on the
-# PTX (JIT) path, run compute-sanitizer over a KV move, and run the benchmark.
+# from kernel artifacts that `specc` made elsewhere (build/artifacts), build
+# the wheel (scripts/wheel.sh: runtime + native torch binding) and install it,
+# run the GPU tests from the installed wheel on the cubin path, on the PTX
+# (JIT) path and on the ctypes binding, run compute-sanitizer over KV moves,
+# and run the benchmark.
 # Writes logs and a summary to $OUT (default ./device-out); prints the summary
 # last, in a handful of files.
 # Usage: scripts/device.sh [ARTIFACT_DIR]
@@ -22,33 +24,39 @@ for f in kernels.sm_80.cubin kernels.sm_90.cubin kernels.ptx kernels.manifest ke
 done
 
 rt=/tmp/specc-runtime
-cmake -S "$root" -B "$rt" -G Ninja -DSPECC_RUNTIME_ONLY=ON -DSPECC_KERNEL_ARTIFACTS="$art" > "$OUT/build.log" 2>&1 &&
+cmake -S "$root" -B "$rt" -G Ninja -DSPECC_RUNTIME_ONLY=ON -DSPECC_KERNEL_ARTIFACTS="$art" \
+  -DSPECC_TORCH_EXTENSION=OFF > "$OUT/build.log" 2>&1 &&
   cmake --build "$rt" >> "$OUT/build.log" 2>&1 || { say "runtime build FAILED"; tail -30 "$OUT/build.log"; exit 1; }
 say "runtime build: ok"
 
 # SPECC_DEVICE_SKIP: words among "pip ncu bench" to leave out of a short run.
 skip() { [[ " ${SPECC_DEVICE_SKIP:-} " == *" $1 "* ]]; }
 
+# The wheel, as a fleet gets it: built here from the artifacts, installed
+# with pip, imported with no compiler and no build step.
 site=/tmp/specc-site
-if ! skip pip; then
-  if SPECC_RUNTIME_ONLY=ON SPECC_KERNEL_ARTIFACTS="$art" python3 -m pip install -q --upgrade \
-       --no-build-isolation --no-deps --no-index --target "$site" "$root/python" >> "$OUT/build.log" 2>&1 &&
-     PYTHONPATH=$site python3 -c "import specc, torch; print(specc.__file__, specc.backend(0))" >> "$OUT/build.log" 2>&1
-  then say "pip install ./python: ok ($(tail -1 "$OUT/build.log"))"
-  else say "pip install ./python: FAILED (see build.log)"
-  fi
+rm -rf "$site" /tmp/specc-wheel
+t0=$(date +%s)
+if "$root/scripts/wheel.sh" "$art" /tmp/specc-wheel >> "$OUT/build.log" 2>&1 &&
+   python3 -m pip install -q --no-deps --no-index --target "$site" /tmp/specc-wheel/specc-*.whl >> "$OUT/build.log" 2>&1 &&
+   (cd /tmp && PYTHONPATH=$site python3 -c "import torch, specc; assert specc.native_binding(), 'no native binding'; print(specc.__file__, specc.backend(0))") >> "$OUT/build.log" 2>&1
+then say "wheel: $(basename /tmp/specc-wheel/specc-*.whl) built and installed in $(( $(date +%s) - t0 )) s; $(tail -1 "$OUT/build.log")"
+else say "wheel: FAILED (see build.log)"; tail -20 "$OUT/build.log"
 fi
 
-export SPECC_RUNTIME_LIB=$rt/lib/libspecc_runtime.so
-cd "$root/python"
-export PYTHONPATH=$root/python
+# Tests run on the installed package, from outside the source tree.
+unset SPECC_RUNTIME_LIB
+export PYTHONPATH=$site
 run_tests() {  # name, extra env
   local name=$1; shift
-  env "$@" python3 -m pytest -q -rs -p no:cacheprovider tests > "$OUT/pytest-$name.log" 2>&1
+  (cd /tmp && env "$@" python3 -m pytest -q -rs -p no:cacheprovider -c "$root/python/pyproject.toml" \
+     --rootdir "$root/python" "$root/python/tests" > "$OUT/pytest-$name.log" 2>&1)
   say "pytest ($name): $(tail -1 "$OUT/pytest-$name.log")"
 }
-run_tests cubin SPECC_FORCE_PTX=0
-run_tests ptx SPECC_FORCE_PTX=1
+run_tests native-cubin SPECC_FORCE_PTX=0 SPECC_EXPECT_NATIVE=1
+run_tests native-ptx SPECC_FORCE_PTX=1 SPECC_EXPECT_NATIVE=1
+run_tests ctypes-cubin SPECC_FORCE_PTX=0 SPECC_NATIVE=0 SPECC_EXPECT_NATIVE=0
+cd "$root/python"
 
 cat > /tmp/specc_sanitize.py <<'PY'
 import sys; sys.path.insert(0, "tests")

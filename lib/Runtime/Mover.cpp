@@ -605,6 +605,21 @@ int specc_mover_set_buffers(specc_mover *m, const specc_kv_buffer *buffers,
       return fail(SPECC_ERROR_INVALID_ARGUMENT, "invalid mover or buffer list");
     if (num_buffers > 65535)
       return fail(SPECC_ERROR_INVALID_ARGUMENT, "at most 65535 KV buffers");
+    {
+      // The same buffers again (every call of a serving loop): nothing to
+      // do, and nothing allocated to find that out.
+      std::lock_guard<std::mutex> lock(m->busy);
+      bool same = num_buffers == m->numBuffers;
+      for (int64_t b = 0; same && b < num_buffers; ++b)
+        same = m->table[3 * b + KVCACHE_BUFFER_ADDRESS] ==
+                   static_cast<int64_t>(
+                       reinterpret_cast<uintptr_t>(buffers[b].data)) &&
+               m->table[3 * b + KVCACHE_BUFFER_ROW_BYTES] ==
+                   buffers[b].row_bytes &&
+               m->table[3 * b + KVCACHE_BUFFER_SLOTS] == buffers[b].slots;
+      if (same)
+        return SPECC_SUCCESS;
+    }
     std::vector<int64_t> table;
     table.reserve(3 * num_buffers);
     int64_t maxRow = 0, minSlots = INT64_MAX;
@@ -814,6 +829,26 @@ int specc_move_accept_tokens(specc_mover *m, const specc_move_args *a,
     if (!m->takeReport(self))
       return self ? fail(SPECC_ERROR_INPUT, statusText(status)) : SPECC_SUCCESS;
     return self ? SPECC_ERROR_INPUT : SPECC_ERROR_EARLIER_INPUT;
+  });
+}
+
+int specc_mover_stream_is_capturing(specc_mover *m, void *stream,
+                                    int *capturing) {
+  return guarded([&]() -> int {
+    if (!m || !capturing)
+      return fail(SPECC_ERROR_INVALID_ARGUMENT,
+                  "mover and capturing must not be null");
+    *capturing = 0;
+    if (!m->drv)
+      return SPECC_SUCCESS;
+    ContextScope scope(m);
+    int status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (int rc = m->check(m->drv->cuStreamIsCapturing(
+                              static_cast<CUstream>(stream), &status),
+                          "cuStreamIsCapturing", "caller's stream"))
+      return rc;
+    *capturing = status != CU_STREAM_CAPTURE_STATUS_NONE;
+    return SPECC_SUCCESS;
   });
 }
 

@@ -104,7 +104,7 @@ SPECC_API void specc_mover_destroy(specc_mover *mover);
 
 /* Registers the KV buffers the next calls move rows in (uploads the buffer
  * table; synchronous, so not while a stream is capturing). Calls with the same
- * buffers again are free. */
+ * buffers again are free: no allocation, no upload. */
 SPECC_API int specc_mover_set_buffers(specc_mover *mover,
                                       const specc_kv_buffer *buffers,
                                       int64_t num_buffers);
@@ -127,6 +127,12 @@ SPECC_API int specc_mover_set_buffers(specc_mover *mover,
 SPECC_API int specc_move_accept_tokens(specc_mover *mover,
                                        const specc_move_args *args,
                                        void *stream, int sync);
+
+/* Whether `stream` is capturing a CUDA graph (0 on the CPU): while it is,
+ * neither specc_mover_set_buffers with new buffers nor scratch growth may
+ * run. Never waits. */
+SPECC_API int specc_mover_stream_is_capturing(specc_mover *mover, void *stream,
+                                              int *capturing);
 
 /* Reads the status record of the last call (waits for `stream`):
  * SPECC_STATUS_FIELDS values. */

@@ -1272,9 +1272,12 @@ def bench_config(ctx: Ctx, layout: Layout, tree: bool, bs: int, sets: List[Input
         r["check"] = f"skipped: pool {r['pool_bytes'] / 2**30:.1f} GiB > --max-gib"
         return r
     bufs = make_buffers(layout, r["slots"], seed=bs * 2 + tree)
-    sp = SpeccPath(ctx.specc, bufs)
+    # The pool registered once, as a serving loop (and the sglang adapter)
+    # holds it: calls then do no per-buffer work on the host.
+    pool = ctx.specc.Pool(bufs) if hasattr(ctx.specc, "Pool") else bufs
+    sp = SpeccPath(ctx.specc, pool)
     try:
-        ctx.specc.prepare(0, sets[0].size, bufs)  # before capture, as in serving
+        ctx.specc.prepare(0, sets[0].size, pool)  # before capture, as in serving
         if not measure_path(ctx, r["specc"], sp, sets, bufs, read_status=True):
             r["flags"].append("SPECC-WRONG")
     except Exception as e:
@@ -1556,6 +1559,7 @@ def _run_gpu(args: argparse.Namespace, workdir: pathlib.Path, cache_dir: str, ca
         print(f"bench_move: specc cannot run here: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
     header["torch_op"] = torch_op() is not None
+    header["native_binding"] = bool(getattr(specc, "native_binding", lambda: False)())
 
     meter = Meter(args)
     log("measuring copy bandwidth and the empty kernel (the profiler starts: CUPTI init) ...")
@@ -1570,7 +1574,8 @@ def _run_gpu(args: argparse.Namespace, workdir: pathlib.Path, cache_dir: str, ca
     for line in report.header_lines(data):
         out(line)
     out(f"sglang kernels: {'from ' + str(args.sglang_src) if sgl_kernels else 'none'}; copy tile: "
-        f"{header['kv_copy_tile_source']}; torch.ops.specc: {'yes' if header['torch_op'] else 'no'}")
+        f"{header['kv_copy_tile_source']}; torch.ops.specc: {'yes' if header['torch_op'] else 'no'}; "
+        f"native binding: {'yes' if header.get('native_binding') else 'no (ctypes)'}")
     for n in notes:
         out(n)
 

@@ -5,11 +5,13 @@ Importing needs neither a GPU nor torch; the runtime library loads on first use.
 
 from ._runtime import InputError, NoDriverError, OutOfMemoryError, SpeccError, status_message
 from .api import (
+    Pool,
     backend,
     check,
     last_status,
     move_accept_tokens_sglang,
     move_accept_tokens_to_target_kvcache,
+    native_binding,
     prepare,
     reset,
     set_trap,
@@ -19,6 +21,7 @@ from .sglang import UnsupportedPoolError
 
 __all__ = [
     "InputError",
+    "Pool",
     "NoDriverError",
     "OutOfMemoryError",
     "SpeccError",
@@ -28,6 +31,7 @@ __all__ = [
     "last_status",
     "move_accept_tokens_sglang",
     "move_accept_tokens_to_target_kvcache",
+    "native_binding",
     "prepare",
     "reset",
     "set_trap",

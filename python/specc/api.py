@@ -28,6 +28,52 @@ _movers: Dict[Tuple[int, int], rt.Mover] = {}
 _movers_lock = threading.Lock()
 # Trap mode (set_trap), applied to every mover, existing and new.
 _trap = False
+# The native binding (specc._native), once specc._torch_op has loaded it:
+# torch tensors then go to C++ directly, with movers of its own (also one
+# per device and thread); numpy arrays keep the ctypes path.
+_native: Any = None
+_torch_tensor: Any = None
+_NATIVE_LAST = "native"
+
+
+def _use_native(module: Any) -> None:
+    global _native, _torch_tensor
+    import torch
+
+    module.set_errors(rt.InputError, rt.SpeccError, rt.NoDriverError, rt.OutOfMemoryError)
+    if _trap:
+        module.set_trap(True)
+    _torch_tensor = torch.Tensor
+    _native = module
+
+
+def native_binding() -> bool:
+    """Whether torch tensors take the native binding (specc._native)."""
+    return _native is not None
+
+
+class Pool:
+    """KV buffers registered once: pass it as ``kv_buffers`` on every call and
+    no call does per-buffer work on the host (the native binding only checks
+    that no registered tensor was resized or re-pointed since). Keep one per
+    KV pool (the sglang adapter keeps it on the pool object)."""
+
+    __slots__ = ("buffers", "_native")
+
+    def __init__(self, buffers: Sequence[Any]):
+        self.buffers = list(buffers)
+        self._native = None
+        if _native is not None and self.buffers and _is_torch(self.buffers[0]):
+            self._native = _native.Pool(self.buffers)
+
+    def __len__(self) -> int:
+        return len(self.buffers)
+
+    def __iter__(self):
+        return iter(self.buffers)
+
+    def __getitem__(self, i: int) -> Any:
+        return self.buffers[i]
 # Per thread: the last call (for last_status) and the buffers seen last.
 _local = threading.local()
 # The KV buffers of the last call: the objects themselves (held, so their ids
@@ -188,6 +234,8 @@ def reset() -> None:
     after setting SPECC_FORCE_PTX)."""
     with _movers_lock:
         _movers.clear()
+    if _native is not None:
+        _native.reset()
 
 
 def check(wait: bool = False) -> None:
@@ -199,14 +247,20 @@ def check(wait: bool = False) -> None:
     me = threading.get_ident()
     with _movers_lock:
         mine = [(key[0], m) for key, m in _movers.items() if key[1] == me]
-    if wait and any(device != rt.DEVICE_CPU for device, _ in mine):
-        import torch
+    if wait:
+        devices = {device for device, _ in mine}
+        if _native is not None:
+            devices.update(_native.devices())
+        devices.discard(rt.DEVICE_CPU)
+        if devices:
+            import torch
 
-        for device, _ in mine:
-            if device != rt.DEVICE_CPU:
+            for device in devices:
                 torch.cuda.synchronize(device)
     for _, m in mine:
         m.poll()
+    if _native is not None:
+        _native.poll()
 
 
 def set_trap(on: bool = True) -> None:
@@ -218,6 +272,8 @@ def set_trap(on: bool = True) -> None:
         _trap = bool(on)
         for m in _movers.values():
             m.set_trap(_trap)
+    if _native is not None:
+        _native.set_trap(_trap)
 
 
 def backend(device: int = 0) -> str:
@@ -230,6 +286,14 @@ def prepare(device: int, max_entries: int, kv_buffers: Sequence[Any] = ()) -> No
     ``max_entries`` (= bs * W) and registers ``kv_buffers``: call before
     CUDA-graph capture, on the stream that will capture, which forbids the
     allocations and the upload this does."""
+    native_pool = None
+    if isinstance(kv_buffers, Pool):
+        native_pool, kv_buffers = kv_buffers._native, kv_buffers.buffers
+    if _native is not None and (device != rt.DEVICE_CPU
+                                or (kv_buffers and _is_torch(kv_buffers[0]))):
+        # Torch tensors take the native binding: prepare its mover.
+        _native.prepare(device, max_entries, native_pool or list(kv_buffers))
+        return
     m = _mover(device, _current_stream(device), max_entries, grow=True)
     m.set_buffers([_kv_buffer(b, i) for i, b in enumerate(kv_buffers)])
 
@@ -268,8 +332,19 @@ def move_accept_tokens_to_target_kvcache(
       check: wait for the device and raise InputError on out-of-contract input.
       targets: "req_to_token" or "window".
     """
-    if targets not in rt.TARGETS:
+    code = rt.TARGETS.get(targets)
+    if code is None:
         raise ValueError(f"targets must be 'req_to_token' or 'window', got {targets!r}")
+    if _native is not None and isinstance(num_correct_drafts, _torch_tensor):
+        # The native binding: validation, stream and launch in C++.
+        if isinstance(kv_buffers, Pool):
+            kv_buffers = kv_buffers._native or kv_buffers.buffers
+        _local.last = _NATIVE_LAST
+        _native.move(kv_buffers, req_pool_indices, req_to_token, seq_lens, num_correct_drafts,
+                     accept_index, out_cache_loc, code, check)
+        return
+    if isinstance(kv_buffers, Pool):
+        kv_buffers = kv_buffers.buffers
     window = targets == "window"
     named = dict(zip(rt.ARG_NAMES, (req_pool_indices, req_to_token, seq_lens,
                                    num_correct_drafts, accept_index, out_cache_loc)))
@@ -305,6 +380,8 @@ def last_status() -> Tuple[int, ...]:
     last = getattr(_local, "last", None)
     if last is None:
         return (0,) * rt.STATUS_FIELDS
+    if last is _NATIVE_LAST:
+        return tuple(_native.last_status())
     m, stream = last
     return m.read_status(stream)
 

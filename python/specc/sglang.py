@@ -103,8 +103,8 @@ _MLA_WATCH = ("kv_buffer", "kv_scale_buffer")
 
 
 class _Plan:
-    """What moves for one pool: ``buffers`` (the list handed to api.py on every
-    call, so api.py's own cache recognises it), or ``inner`` (the attribute
+    """What moves for one pool: ``buffers`` (a ``specc.Pool``, registered once
+    and handed to api.py on every call), or ``inner`` (the attribute
     naming the pool that moves instead). ``watch`` lists the attributes whose
     objects were read; ``refs`` holds those objects."""
 
@@ -189,7 +189,8 @@ def _mha_plan(pool: Any) -> _Plan:
         raise _refuse(pool, "it has only one of k_scale_buffer/v_scale_buffer")
     if ks is not None:
         buffers += _buffer_list(pool, "k_scale_buffer") + _buffer_list(pool, "v_scale_buffer")
-    return _Plan("mha", buffers, _MHA_WATCH, [getattr(pool, n, None) for n in _MHA_WATCH])
+    return _Plan("mha", _api.Pool(buffers), _MHA_WATCH,
+                 [getattr(pool, n, None) for n in _MHA_WATCH])
 
 
 def _mla_plan(pool: Any) -> _Plan:
@@ -203,7 +204,8 @@ def _mla_plan(pool: Any) -> _Plan:
     if getattr(pool, "layer_shard_enabled", False):
         raise _refuse(pool, "its layers are sharded across ranks")
     buffers = _buffer_list(pool, "kv_buffer")
-    return _Plan("mla", buffers, _MLA_WATCH, [getattr(pool, n, None) for n in _MLA_WATCH])
+    return _Plan("mla", _api.Pool(buffers), _MLA_WATCH,
+                 [getattr(pool, n, None) for n in _MLA_WATCH])
 
 
 def _sglang_plan(pool: Any) -> _Plan:
@@ -216,19 +218,20 @@ def _sglang_plan(pool: Any) -> _Plan:
     name = owner.__qualname__ if _is_sglang_class(owner) else None
     if name == _SGLANG_NOOP:
         # sglang's move of this pool does nothing (no KV cache is kept).
-        return _Plan("none", [], ("k_buffer",), [getattr(pool, "k_buffer", None)])
+        return _Plan("none", _api.Pool([]), ("k_buffer",), [getattr(pool, "k_buffer", None)])
     if name == _SGLANG_HYBRID:
         inner = getattr(pool, "full_kv_pool", None)
         if inner is None:
             raise _refuse(pool, "it has no full_kv_pool")
-        return _Plan("delegate", [], ("full_kv_pool",), [inner], inner="full_kv_pool")
+        return _Plan("delegate", _api.Pool([]), ("full_kv_pool",), [inner],
+                     inner="full_kv_pool")
     if name == _SGLANG_MHA:
         for m in _MHA_MOVE_METHODS:
             d = _definer(cls, m)
             if d is not None and not (d.__qualname__ == _SGLANG_MHA and _is_sglang_class(d)):
                 raise _refuse(pool, f"{d.__qualname__} overrides {m}, so its move is its own")
         if getattr(pool, "layer_num", None) == 0:
-            return _Plan("none", [], ("k_buffer",), [getattr(pool, "k_buffer", None)])
+            return _Plan("none", _api.Pool([]), ("k_buffer",), [getattr(pool, "k_buffer", None)])
         return _mha_plan(pool)
     if name == _SGLANG_MLA:
         return _mla_plan(pool)
@@ -273,9 +276,14 @@ def _plan_of(pool: Any) -> _Plan:
 
 def pool_kv_buffers(pool: Any) -> List[Any]:
     """The buffers specc moves for ``pool`` (an sglang KV pool, e.g.
-    ``allocator.get_kvcache()``), in the list object every call passes: give it
-    to ``specc.prepare`` before CUDA-graph capture. Raises
+    ``allocator.get_kvcache()``), in the list object every call passes. Raises
     ``UnsupportedPoolError`` for pools specc does not move."""
+    return _registered(pool).buffers
+
+
+def _registered(pool: Any) -> "_api.Pool":
+    """The ``specc.Pool`` of ``pool``'s buffers, made once per pool (and again
+    when the pool's buffer lists are replaced)."""
     plan = _plan_of(pool)
     if plan.inner is None:
         return plan.buffers
@@ -300,7 +308,7 @@ def prepare(token_to_kv_pool_allocator: Any, device: int, max_entries: int) -> N
     ``max_entries`` (= max batch size x accept_index width) and registers the
     pool's buffers. Call it once before sglang captures its CUDA graphs, which
     forbid the loading and allocation this does."""
-    _api.prepare(device, max_entries, pool_kv_buffers(token_to_kv_pool_allocator.get_kvcache()))
+    _api.prepare(device, max_entries, _registered(token_to_kv_pool_allocator.get_kvcache()))
 
 
 def move_accept_tokens(batch: Any, accept_index: Any, num_correct_drafts: Any,
@@ -328,7 +336,7 @@ def move_accept_tokens(batch: Any, accept_index: Any, num_correct_drafts: Any,
         rtt = batch.req_to_token_pool.req_to_token
     else:
         raise ValueError(f"targets must be 'window' or 'req_to_token', got {targets!r}")
-    buffers = pool_kv_buffers(token_to_kv_pool_allocator.get_kvcache())
+    buffers = _registered(token_to_kv_pool_allocator.get_kvcache())
     if not buffers:  # a pool without KV rows: sglang's move does nothing either
         return
     _api.move_accept_tokens_to_target_kvcache(

@@ -232,6 +232,78 @@ def test_custom_op():
         assert torch.equal(got, exp)
 
 
+def test_binding_is_the_expected_one():
+    """SPECC_EXPECT_NATIVE=1 (the device script, on the installed wheel):
+    torch tensors take the native binding; SPECC_NATIVE=0: the ctypes one."""
+    expect = os.environ.get("SPECC_EXPECT_NATIVE")
+    if expect is None:
+        pytest.skip("SPECC_EXPECT_NATIVE not set: either binding may serve")
+    assert specc.native_binding() == (expect == "1")
+
+
+def test_custom_op_window_and_errors():
+    args, bufs = make_case(12, 4, tree=True, seed=31)
+    d = args["out_cache_loc"].numel() // 12
+    want, _, _ = reference(args, bufs, targets="window")
+    op = torch.ops.specc.move_accept_tokens_to_target_kvcache
+    op(None, None, None, args["num_correct_drafts"], args["accept_index"],
+       args["out_cache_loc"], bufs, True, "window")
+    for got, exp in zip(bufs, want):
+        assert torch.equal(got, exp)
+    assert d > 0
+    bad = dict(args)
+    bad["num_correct_drafts"] = args["num_correct_drafts"].clone()
+    bad["num_correct_drafts"][2] = -1
+    before = [b.clone() for b in bufs]
+    want, _, _ = reference(bad, bufs, skip={2})
+    with pytest.raises(ValueError, match="num_correct_drafts"):
+        op(*bad.values(), bufs, True)
+    for got, exp in zip(bufs, want):
+        assert torch.equal(got, exp)
+    with pytest.raises((TypeError, ValueError), match="int32 or int64"):
+        op(*{**args, "seq_lens": args["seq_lens"].float()}.values(), before, False)
+
+
+def test_torch_compile_fullgraph():
+    """The op traced by torch.compile(fullgraph=True): its fake kernel lets
+    tracing through, the compiled graph moves exactly what eager does."""
+    args, bufs = make_case(24, 4, tree=True, seed=41)
+    want, _, _ = reference(args, bufs)
+
+    @torch.compile(fullgraph=True)
+    def step(rpi, rtt, seq, ncd, acc, ocl, kv):
+        torch.ops.specc.move_accept_tokens_to_target_kvcache(rpi, rtt, seq, ncd, acc, ocl, kv)
+
+    step(*args.values(), bufs)
+    torch.cuda.synchronize()
+    for got, exp in zip(bufs, want):
+        assert torch.equal(got, exp)
+    args, _ = make_case(24, 4, tree=True, seed=42)
+    want, _, _ = reference(args, bufs)
+    step(*args.values(), bufs)
+    torch.cuda.synchronize()
+    for got, exp in zip(bufs, want):
+        assert torch.equal(got, exp)
+
+
+def test_pool_registered_once_and_guarded():
+    """specc.Pool: registered once, exact, and refused (nothing written)
+    once a buffer is resized in place."""
+    args, bufs = make_case(20, 4, tree=True, seed=51)
+    pool = specc.Pool(bufs)
+    for seed in (52, 53):
+        want, _, _ = reference(args, bufs)
+        specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=pool, check=True)
+        for got, exp in zip(bufs, want):
+            assert torch.equal(got, exp)
+        args, _ = make_case(20, 4, tree=True, seed=seed)
+    if not specc.native_binding():
+        return
+    bufs[1].resize_(4, bufs[1].shape[1])
+    with pytest.raises(ValueError, match="resized or re-pointed"):
+        specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=pool)
+
+
 @pytest.mark.parametrize("mla", [False, True])
 def test_sglang_adapter(mla):
     args, bufs = make_case(50, 4, tree=True, layers=6, k_row=256, v_row=128, mla=mla, seed=13)
