@@ -29,7 +29,8 @@ cmake -S "$root" -B "$rt" -G Ninja -DSPECC_RUNTIME_ONLY=ON -DSPECC_KERNEL_ARTIFA
   cmake --build "$rt" >> "$OUT/build.log" 2>&1 || { say "runtime build FAILED"; tail -30 "$OUT/build.log"; exit 1; }
 say "runtime build: ok"
 
-# SPECC_DEVICE_SKIP: words among "pip ncu bench" to leave out of a short run.
+# SPECC_DEVICE_SKIP: words among "tests sanitize ncu bench" to leave out of a
+# short run.
 skip() { [[ " ${SPECC_DEVICE_SKIP:-} " == *" $1 "* ]]; }
 
 # The wheel, as a fleet gets it: built here from the artifacts, installed
@@ -53,9 +54,11 @@ run_tests() {  # name, extra env
      --rootdir "$root/python" "$root/python/tests" > "$OUT/pytest-$name.log" 2>&1)
   say "pytest ($name): $(tail -1 "$OUT/pytest-$name.log")"
 }
-run_tests native-cubin SPECC_FORCE_PTX=0 SPECC_EXPECT_NATIVE=1
-run_tests native-ptx SPECC_FORCE_PTX=1 SPECC_EXPECT_NATIVE=1
-run_tests ctypes-cubin SPECC_FORCE_PTX=0 SPECC_NATIVE=0 SPECC_EXPECT_NATIVE=0
+if ! skip tests; then
+  run_tests native-cubin SPECC_FORCE_PTX=0 SPECC_EXPECT_NATIVE=1
+  run_tests native-ptx SPECC_FORCE_PTX=1 SPECC_EXPECT_NATIVE=1
+  run_tests ctypes-cubin SPECC_FORCE_PTX=0 SPECC_NATIVE=0 SPECC_EXPECT_NATIVE=0
+fi
 cd "$root/python"
 
 cat > /tmp/specc_sanitize.py <<'PY'
@@ -91,7 +94,7 @@ for bs in (16, 400):
     assert st[0] == 1 and st[4] == 1, st
 print("sanitized run ok")
 PY
-for tool in memcheck racecheck initcheck synccheck; do
+skip sanitize || for tool in memcheck racecheck initcheck synccheck; do
   compute-sanitizer --tool $tool --error-exitcode 9 python3 /tmp/specc_sanitize.py > /tmp/sanitizer-$tool.log 2>&1
   say "compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/sanitizer-$tool.log | tail -1)"
   cat /tmp/sanitizer-$tool.log >> "$OUT/sanitizer.log"
