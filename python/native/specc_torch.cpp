@@ -384,7 +384,15 @@ template <typename F> auto translated(F body) -> decltype(body()) {
 std::shared_ptr<PoolState> poolArg(const py::handle &buffers) {
   if (py::isinstance<PoolState>(buffers))
     return buffers.cast<std::shared_ptr<PoolState>>();
-  return poolOfList(buffers.cast<std::vector<at::Tensor>>());
+  std::vector<at::Tensor> list;
+  try {
+    list = buffers.cast<std::vector<at::Tensor>>();
+  } catch (const py::cast_error &) {
+    throw ArgumentError("kv_buffers must be a specc.Pool or a sequence of "
+                        "torch tensors",
+                        true);
+  }
+  return poolOfList(list);
 }
 
 //===----------------------------------------------------------------------===//
