@@ -263,10 +263,14 @@ specc_tensor indexTensor(const std::optional<at::Tensor> &x, int k,
   if (deviceOf(v, kNames[k]) != device)
     throw ArgumentError(std::string(kNames[k]) +
                         " is on another device than num_correct_drafts");
-  if (v.dim() != kRanks[k])
+  if (v.dim() != kRanks[k]) {
+    std::string shape = "(";
+    for (int64_t d = 0; d < v.dim(); ++d)
+      shape += (d ? ", " : "") + std::to_string(v.size(d));
     throw ArgumentError(std::string(kNames[k]) + " must have rank " +
-                        std::to_string(kRanks[k]) + ", got shape " +
-                        c10::str(v.sizes()));
+                        std::to_string(kRanks[k]) + ", got shape " + shape +
+                        ")");
+  }
   if (v.scalar_type() == c10::kInt)
     t.dtype = SPECC_INT32;
   else if (v.scalar_type() == c10::kLong)

@@ -18,12 +18,15 @@ and the GPU where torch and a GPU are there.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 import specc
 
 ROUNDS = 400
+TRACE = os.environ.get("SPECC_PROPERTY_TRACE") == "1"
 INT64_MAX = 2**63 - 1
 
 
@@ -287,6 +290,8 @@ def test_malformed_arguments_change_nothing(backend):
         bad_args, bad_bufs, bad_window, targets, errors, what = break_case(
             rng, xp, args, bufs, window)
         before = [xp.copy(x) for x in bufs]
+        if TRACE:
+            print(f"{xp.name} round {rnd}: {what}", flush=True)
         kw = dict(bad_args)
         if bad_window:
             kw.update(req_pool_indices=None, req_to_token=None, seq_lens=None)
