@@ -184,16 +184,25 @@ void KernelBuilder::zeroFill(Value base, Type elt, Value from, Value to) {
 
 void KernelBuilder::recordError(Value status, int64_t code, Value entry,
                                 Value value, Value bound) {
+  // One value per statement: as call arguments, the order of the ops they
+  // create would be the host compiler's order of evaluation (gcc and clang
+  // differ).
   Type i64T = b.getI64Type();
+  Value codeValue = i64(code);
+  Value zero = i64(0);
+  Value codePtr = gep(status, i64T, i64(KVCACHE_STATUS_CODE));
   auto cas = LLVM::AtomicCmpXchgOp::create(
-      b, gep(status, i64T, i64(KVCACHE_STATUS_CODE)), i64(0), i64(code),
-      LLVM::AtomicOrdering::monotonic, LLVM::AtomicOrdering::monotonic,
-      "device");
+      b, codePtr, zero, codeValue, LLVM::AtomicOrdering::monotonic,
+      LLVM::AtomicOrdering::monotonic, "device");
   Value won = LLVM::ExtractValueOp::create(b, cas, ArrayRef<int64_t>{1});
   ifThen(won, [&] {
-    store(toI64(entry), gep(status, i64T, i64(KVCACHE_STATUS_ENTRY)), 8);
-    store(toI64(value), gep(status, i64T, i64(KVCACHE_STATUS_VALUE)), 8);
-    store(toI64(bound), gep(status, i64T, i64(KVCACHE_STATUS_BOUND)), 8);
+    auto field = [&](int64_t index, Value v) {
+      Value ptr = gep(status, i64T, i64(index));
+      store(toI64(v), ptr, 8);
+    };
+    field(KVCACHE_STATUS_ENTRY, entry);
+    field(KVCACHE_STATUS_VALUE, value);
+    field(KVCACHE_STATUS_BOUND, bound);
   });
 }
 
