@@ -90,8 +90,9 @@ int deviceOf(const at::Tensor &t, const char *name) {
     return t.device().has_index() ? t.device().index() : 0;
   if (t.device().is_cpu())
     return SPECC_DEVICE_CPU;
-  throw ArgumentError(std::string(name) + " is on " + t.device().str() +
-                      ": specc moves on CUDA devices and the CPU only");
+  throw ArgumentError(std::string(name) +
+                      " is on a device that is neither CUDA nor the CPU: "
+                      "specc moves on CUDA devices and the CPU only");
 }
 
 std::shared_ptr<PoolState> makePool(const std::vector<at::Tensor> &buffers) {
