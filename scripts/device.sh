@@ -29,8 +29,10 @@ cmake -S "$root" -B "$rt" -G Ninja -DSPECC_RUNTIME_ONLY=ON -DSPECC_KERNEL_ARTIFA
   cmake --build "$rt" >> "$OUT/build.log" 2>&1 || { say "runtime build FAILED"; tail -30 "$OUT/build.log"; exit 1; }
 say "runtime build: ok"
 
-# SPECC_DEVICE_SKIP: words among "tests sanitize ncu bench" to leave out of a
-# short run.
+# SPECC_DEVICE_SKIP: words among "tests ptx ctypes sanitize ncu bench" to
+# leave out of a short run; SPECC_PTX_TESTS: the test files of the PTX run
+# (default: all); SPECC_SANITIZE_TOOLS: the compute-sanitizer tools (default:
+# memcheck racecheck initcheck synccheck).
 skip() { [[ " ${SPECC_DEVICE_SKIP:-} " == *" $1 "* ]]; }
 
 # The wheel, as a fleet gets it: built here from the artifacts, installed
@@ -48,16 +50,18 @@ fi
 # Tests run on the installed package, from outside the source tree.
 unset SPECC_RUNTIME_LIB
 export PYTHONPATH=$site
-run_tests() {  # name, extra env
-  local name=$1; shift
+run_tests() {  # name, test paths (relative to python/tests; "" = all), extra env
+  local name=$1 files=() f; shift
+  for f in $1; do files+=("$root/python/tests/$f"); done; shift
+  [ ${#files[@]} -gt 0 ] || files=("$root/python/tests")
   (cd /tmp && env "$@" python3 -m pytest -q -rs -p no:cacheprovider -c "$root/python/pyproject.toml" \
-     --rootdir "$root/python" "$root/python/tests" > "$OUT/pytest-$name.log" 2>&1)
+     --rootdir "$root/python" "${files[@]}" > "$OUT/pytest-$name.log" 2>&1)
   say "pytest ($name): $(tail -1 "$OUT/pytest-$name.log")"
 }
 if ! skip tests; then
-  run_tests native-cubin SPECC_FORCE_PTX=0 SPECC_EXPECT_NATIVE=1
-  run_tests native-ptx SPECC_FORCE_PTX=1 SPECC_EXPECT_NATIVE=1
-  run_tests ctypes-cubin SPECC_FORCE_PTX=0 SPECC_NATIVE=0 SPECC_EXPECT_NATIVE=0
+  run_tests native-cubin "" SPECC_FORCE_PTX=0 SPECC_EXPECT_NATIVE=1
+  skip ptx || run_tests native-ptx "${SPECC_PTX_TESTS:-}" SPECC_FORCE_PTX=1 SPECC_EXPECT_NATIVE=1
+  skip ctypes || run_tests ctypes-cubin "" SPECC_FORCE_PTX=0 SPECC_NATIVE=0 SPECC_EXPECT_NATIVE=0
 fi
 cd "$root/python"
 
@@ -75,26 +79,29 @@ def run(args, bufs, skip=(), check=True):
     torch.cuda.synchronize()
     assert all(torch.equal(a, b) for a, b in zip(bufs, want))
     return specc.last_status()
-# bs * W = 480: every block plans alone; 1500: one planner block, the others wait.
-for bs, tree in ((96, False), (96, True), (300, True)):
+# bs * W = 480 and 1500: every block plans alone (up to 2048 entries);
+# 3000: one planner block, the others wait.
+for bs, tree in ((96, False), (96, True), (300, True), (600, False), (600, True)):
     args, bufs = make_case(bs, 5, tree=tree, layers=2, k_row=160, v_row=20, seed=1)
     run(args, bufs)
 # MLA-like rows, a 64-draft tree.
 args, bufs = make_case(40, 9, tree=True, num_draft=64, layers=3, k_row=576, mla=True, seed=2)
 run(args, bufs)
-# Rows shared between requests: staged in one chunk (local) and in depth order.
-for bs in (64, 300):
-    args, bufs = _crossed(bs, 4, seed=bs)
+# Rows shared between requests: staged in one chunk (local, 256 entries), in
+# depth order after a local plan (1200: more than one chunk) and after the
+# planner block's (2800 entries, the first 250 requests crossed).
+for bs, upto in ((64, None), (300, None), (700, 250)):
+    args, bufs = _crossed(bs, 4, seed=bs, upto=upto)
     assert run(args, bufs)[6] == 2
 # One bad request among the others, on both plans.
-for bs in (16, 400):
+for bs in (16, 400, 700):
     args, bufs = make_case(bs, 4, tree=True, seed=7)
     args["req_pool_indices"][3] = args["req_to_token"].shape[0] + 1
     st = run(args, bufs, skip={3})
     assert st[0] == 1 and st[4] == 1, st
 print("sanitized run ok")
 PY
-skip sanitize || for tool in memcheck racecheck initcheck synccheck; do
+skip sanitize || for tool in ${SPECC_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
   compute-sanitizer --tool $tool --error-exitcode 9 python3 /tmp/specc_sanitize.py > /tmp/sanitizer-$tool.log 2>&1
   say "compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/sanitizer-$tool.log | tail -1)"
   cat /tmp/sanitizer-$tool.log >> "$OUT/sanitizer.log"

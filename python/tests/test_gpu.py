@@ -321,22 +321,30 @@ def test_sglang_adapter(mla):
         assert torch.equal(got, exp)
 
 
-def _crossed(bs, w, seed):
-    """Every accepted position reads another entry's target: swaps, cycles."""
+def _crossed(bs, w, seed, upto=None):
+    """Every accepted position of the first `upto` requests (default: all)
+    reads another of their entries' targets: swaps, cycles. The other
+    requests keep their own sources."""
     args, bufs = make_case(bs, w, tree=True, seed=seed)
     _, tgt, _ = reference(args, bufs)
     ocl = args["out_cache_loc"].clone()
     flat = args["accept_index"].reshape(-1).long()
     keep = flat[flat != -1]
-    ocl[keep] = tgt.to(ocl.device)[torch.randperm(len(tgt))].to(ocl.dtype)
+    m = len(tgt) if upto is None else int((args["accept_index"][:upto] != -1).sum())
+    g = torch.Generator().manual_seed(seed)
+    ocl[keep[:m]] = tgt[:m].to(ocl.device)[torch.randperm(m, generator=g)].to(ocl.dtype)
     args["out_cache_loc"] = ocl
     return args, bufs
 
 
-@pytest.mark.parametrize("bs", [64, 300])  # stage-all move, then plan + copy
-def test_crossed_sources(bs):
-    args, bufs = _crossed(bs, 4, seed=bs)
+# 256 entries: staged in one chunk by every block; 1200: planned by every
+# block, then a depth plan by the first to take a ticket (more than one
+# chunk); 2400 (the first 250 requests crossed): the planner block's plan.
+@pytest.mark.parametrize("bs,upto", [(64, None), (300, None), (600, 250)])
+def test_crossed_sources(bs, upto):
+    args, bufs = _crossed(bs, 4, seed=bs, upto=upto)
     run_and_compare(args, bufs)
+    assert specc.last_status()[6] == 2  # the staged path
 
 
 def test_cycles_past_staging_capacity_change_nothing():
