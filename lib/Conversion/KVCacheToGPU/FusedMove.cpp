@@ -76,8 +76,10 @@ enum {
 };
 /// Shared i32 flags: hazard across requests, the block's ticket, verdict.
 /// ESCALATED: a block-local plan found hazards it cannot stage in one
-/// chunk and took a ticket for the depth plan.
-enum { UNSAFE, TICKET, VERDICT, ESCALATED, NUM_FLAGS };
+/// chunk and took a ticket for the depth plan. The verdict, which thread 0
+/// writes while the others may still read these flags, is a shared word of
+/// its own: loads of neighbouring flags may be merged into one wide load.
+enum { UNSAFE, TICKET, ESCALATED, NUM_FLAGS };
 /// Verdicts published by a planner block (0 = not yet).
 enum { V_PER_REQUEST = 1, V_STAGED = 2, V_NONE = 3 };
 
@@ -215,6 +217,7 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
     Value tid, bid, nblocks, zero, one, minusOne;
     Value bs, W, n, local;
     Value vals, flags;      // shared plan values and flags
+    Value verdictWord;      // the block's verdict (shared i32)
     Value sKeys, sWriters;  // the block-local hash table (shared)
     Value tgtList, srcList; // entry lists (generic pointers)
     Value planWs;           // depth-plan workspace (global)
@@ -288,6 +291,8 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
                             LLVM::LLVMArrayType::get(i64, NUM_VALUES), false);
       flags = k.sharedMemory(prefix + "_flags",
                              LLVM::LLVMArrayType::get(i32, NUM_FLAGS), false);
+      verdictWord = k.sharedMemory(prefix + "_verdict",
+                                   LLVM::LLVMArrayType::get(i32, 1), false);
       // The block-local plan in dynamic shared memory: targets and sources
       // (Cl i64 each), then the table's keys (2 Cl i64) and writers (2 Cl
       // i32); kPlanBytesPerEntry bytes per entry, as the manifest states.
@@ -322,7 +327,7 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
             });
         k.store(ticket, flag(TICKET), 4);
         k.store(k.i32(0), flag(UNSAFE), 4);
-        k.store(k.i32(0), flag(VERDICT), 4);
+        k.store(k.i32(0), verdictWord, 4);
         k.store(k.i32(0), flag(ESCALATED), 4);
         k.store(k.i64(INT64_MAX), val(MIN_SLOTS), 8);
         k.store(k.i64(INT64_MAX), val(FIRST_BAD), 8);
@@ -330,11 +335,15 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
           k.store(zero, val(f), 8);
       });
       k.barrier();
+      // The mover's rows, read while the plan runs (issued after the first
+      // barrier, with the plan's own first loads).
+      share.rows =
+          groupRows(share.g0, k.bitAnd(share.mover, k.cmp(P::sgt, bs, zero)));
       Value planner = k.cmp(P::eq, k.load(i32, flag(TICKET), 4), k.i32(0));
       k.ifThenElse(
           planner, [&] { plan(); }, [&] { waitVerdict(); });
       k.barrier();
-      Value verdict = k.load(i32, flag(VERDICT), 4);
+      Value verdict = k.load(i32, verdictWord, 4);
       k.ifThen(k.cmp(P::eq, verdict, k.i32(V_PER_REQUEST)),
                [&] { movePerRequest(); });
       k.ifThen(k.cmp(P::eq, verdict, k.i32(V_STAGED)), [&] { moveStaged(); });
@@ -371,7 +380,7 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
           return {waiting, got};
         });
         LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
-        k.store(v, flag(VERDICT), 4);
+        k.store(v, verdictWord, 4);
       });
     }
 
@@ -482,6 +491,9 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
       Value ticketed = k.bitOr(k.bitNot(local), escalated);
       Value recorder = k.bitAnd(
           isThread0, k.select(ticketed, depthPlanner, k.cmp(P::eq, bid, zero)));
+      // Every thread has read the flags before thread 0 writes the verdict
+      // (ptxas may merge loads of neighbouring shared words into one).
+      k.barrier();
       k.ifThen(recorder, [&] {
         Value st = p["status"];
         Value code = k.load(i64, val(CODE), 8);
@@ -513,7 +525,7 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
           report(k.select(capFirst, k.i64(KVCACHE_ERR_STAGING_CAPACITY), code),
                  pick(ENTRY, zero), pick(VALUE, cyclic), pick(BOUND, k.i64(C)),
                  k.load(i64, val(SKIPPED), 8));
-        k.store(verdict, flag(VERDICT), 4);
+        k.store(verdict, verdictWord, 4);
         // Publish to the waiting blocks (release: lists and plan first).
         k.ifThen(ticketed, [&] {
           LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
@@ -526,7 +538,7 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
       // of an escalated one wait for the depth planner's.
       k.ifThen(k.bitAnd(isThread0, k.bitAnd(k.bitNot(recorder),
                                              k.bitNot(ticketed))),
-               [&] { k.store(verdict, flag(VERDICT), 4); });
+               [&] { k.store(verdict, verdictWord, 4); });
       k.ifThen(k.bitAnd(escalated, k.bitNot(depthPlanner)),
                [&] { waitVerdict(); });
     }
@@ -914,7 +926,6 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
           k.bitAnd(k.cmp(P::slt, sh.g0, sh.groups),
                    k.bitOr(k.bitNot(fixed),
                            k.cmp(P::slt, owner, k.mul(perGroup, safeGroups)))));
-      sh.rows = groupRows(sh.g0, k.bitAnd(sh.mover, k.cmp(P::sgt, bs, zero)));
     }
 
     void movePerRequest() {
