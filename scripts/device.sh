@@ -79,7 +79,7 @@ def run(args, bufs, skip=(), check=True):
     torch.cuda.synchronize()
     assert all(torch.equal(a, b) for a, b in zip(bufs, want))
     return specc.last_status()
-# bs * W = 480 and 1500: every block plans alone (up to 2048 entries);
+# bs * W = 480: every block plans alone (up to 1024 entries); 1500 and
 # 3000: one planner block, the others wait.
 for bs, tree in ((96, False), (96, True), (300, True), (600, False), (600, True)):
     args, bufs = make_case(bs, 5, tree=tree, layers=2, k_row=160, v_row=20, seed=1)
@@ -87,9 +87,9 @@ for bs, tree in ((96, False), (96, True), (300, True), (600, False), (600, True)
 # MLA-like rows, a 64-draft tree.
 args, bufs = make_case(40, 9, tree=True, num_draft=64, layers=3, k_row=576, mla=True, seed=2)
 run(args, bufs)
-# Rows shared between requests: staged in one chunk (local, 256 entries), in
-# depth order after a local plan (1200: more than one chunk) and after the
-# planner block's (2800 entries, the first 250 requests crossed).
+# Rows shared between requests: staged in one chunk (local, 256 entries) and
+# in depth order after the planner block's plan (1200 entries; 2800, the
+# first 250 requests crossed).
 for bs, upto in ((64, None), (300, None), (700, 250)):
     args, bufs = _crossed(bs, 4, seed=bs, upto=upto)
     assert run(args, bufs)[6] == 2

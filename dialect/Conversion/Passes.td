@@ -59,19 +59,13 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       grid by the work `bs x buffers x row vectors`, clamped to the blocks
       that fit at once). Plan: each request is validated on its own (a bad
       one is skipped) and writes its (target, source) pairs; a verdict says
-      whether every hazard stays inside its request (skipped when nothing
-      moves). A request's indices, then its slots, are read in two memory
-      round trips, each slot as soon as its own indices are in bounds.
-      Batches of at most `min(8 x block, 2048)` entries are planned by every
-      block in dynamic shared memory (40 bytes per entry, stated in the
-      manifest); larger ones, and local plans with hazards across requests
-      in more than `4 x block` entries (a depth plan is needed), by the
-      first block to take a ticket, in the workspace, while the others wait
-      for its verdict. Move: a safe batch runs one thread per (two buffers,
-      16-byte lane), each keeping its buffer group over the requests it
-      moves, its rows read before the plan; otherwise every moving entry's
-      16 bytes are staged in registers per (buffer, column) block, in depth
-      order past one chunk of `4 x block`. The status record is written
+      whether every hazard stays inside its request. Batches of at most
+      `4 x block` entries are planned by every block in shared memory,
+      larger ones by the first block to take a ticket, in the workspace,
+      while the others wait for its verdict. Move: a safe batch runs one
+      thread per (request, two buffers, 16-byte slice); otherwise every
+      moving entry's 16 bytes are staged in registers per (buffer, column)
+      block, in depth order for large batches. The status record is written
       whole by one block; with a `report` operand, that block also updates
       the report on a violation (volatile system-scope stores between
       fences: the runtime maps it in host memory) and traps when its `trap`

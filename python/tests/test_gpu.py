@@ -337,9 +337,8 @@ def _crossed(bs, w, seed, upto=None):
     return args, bufs
 
 
-# 256 entries: staged in one chunk by every block; 1200: planned by every
-# block, then a depth plan by the first to take a ticket (more than one
-# chunk); 2400 (the first 250 requests crossed): the planner block's plan.
+# 256 entries: staged in one chunk by every block; 1200 and 2400 (the first
+# 250 requests crossed): the planner block's depth plan, chunk by chunk.
 @pytest.mark.parametrize("bs,upto", [(64, None), (300, None), (600, 250)])
 def test_crossed_sources(bs, upto):
     args, bufs = _crossed(bs, 4, seed=bs, upto=upto)

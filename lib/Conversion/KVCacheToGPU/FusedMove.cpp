@@ -4,27 +4,22 @@
 // entry point the runtime launches once per call. Three phases:
 //
 //  A. Plan. Per request: validate every bound (a bad request is skipped and
-//     reported), write its (target, source) pairs at entry i * W + j (two
-//     memory round trips: indices, then slots), and, when anything moves,
+//     reported), write its (target, source) pairs at entry i * W + j, and
 //     decide whether every hazard stays inside its request: no target is
 //     written twice, no source is another request's target, and within a
 //     request no entry reads a row an earlier entry writes. Batches of at
-//     most `Cl = min(block * 8, 2048)` entries are planned by every block
-//     on its own, in dynamic shared memory (no block waits for another);
-//     larger ones by the first block to start (a ticket), in the workspace,
-//     while the others wait for its verdict. A local plan with hazards
-//     across requests in more than `C = block * 4` entries (one staging
-//     chunk) escalates the same way: the first block to take a ticket
-//     builds the depth plan from its own lists. A first block never waits,
-//     so this cannot deadlock whatever the residency.
-//  B. Move. Safe batch: one thread per (two buffers, 16-byte lane), fixed
-//     before the plan so that its rows are read while the plan runs, moves
-//     them for its share of the requests, each request's entries in order,
-//     four at a time in both buffers (loads, then stores). Otherwise the
-//     block that owns a (buffer, 16-byte column) stages every moving
-//     entry's 16 bytes in registers, waits at a barrier and writes; depth
-//     plans stage in depth order (MovePlan), chunk by chunk, then copy the
-//     entries nobody else writes directly.
+//     most `C = block * 4` entries are planned by every block on its own,
+//     in shared memory (no block waits for another); larger ones by the
+//     first block to start (a ticket), in the workspace, while the others
+//     wait for its verdict. A first block never waits, so this cannot
+//     deadlock whatever the residency.
+//  B. Move. Safe batch: one thread per (request, two buffers, 16-byte
+//     slice) moves the request's entries in order, four at a time in both
+//     buffers (loads, then stores). Otherwise the block that owns a
+//     (buffer, 16-byte column) stages every moving entry's 16 bytes in
+//     registers, waits at a barrier and writes; large batches stage in
+//     depth order (MovePlan), chunk by chunk, then copy the entries nobody
+//     else writes directly.
 //  C. The last block to finish clears the workspace control words.
 //
 //===----------------------------------------------------------------------===//
@@ -46,15 +41,6 @@ namespace {
 constexpr int64_t kVectorBytes = 16;
 /// Register slots per thread when staging: C = block * kStageSlots entries.
 constexpr int64_t kStageSlots = 4;
-/// Entries a block plans on its own, in shared memory: Cl = block *
-/// kPlanSlots (the lists, and a hash table of 2 * Cl targets).
-constexpr int64_t kPlanSlots = 8;
-/// Bytes of shared memory per planned entry: target and source (i64 each),
-/// two table keys (i64) and two table writers (i32).
-constexpr int64_t kPlanBytesPerEntry = 8 + 8 + 2 * 8 + 2 * 4;
-/// At most this many (80 KiB of shared memory: two blocks per SM on sm_80
-/// and sm_90).
-constexpr int64_t kMaxLocalPlan = 2048;
 /// Buffers, and entries of one request, whose slices a thread loads before
 /// it stores them (kBufferGroup * kEntryGroup 16-byte loads in flight).
 constexpr int64_t kBufferGroup = 2;
@@ -75,11 +61,7 @@ enum {
   NUM_VALUES
 };
 /// Shared i32 flags: hazard across requests, the block's ticket, verdict.
-/// ESCALATED: a block-local plan found hazards it cannot stage in one
-/// chunk and took a ticket for the depth plan. The verdict, which thread 0
-/// writes while the others may still read these flags, is a shared word of
-/// its own: loads of neighbouring flags may be merged into one wide load.
-enum { UNSAFE, TICKET, ESCALATED, NUM_FLAGS };
+enum { UNSAFE, TICKET, VERDICT, NUM_FLAGS };
 /// Verdicts published by a planner block (0 = not yet).
 enum { V_PER_REQUEST = 1, V_STAGED = 2, V_NONE = 3 };
 
@@ -185,10 +167,7 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
          b.getNamedAttr("grid_units", b.getStrArrayAttr({"bs", "num_buffers",
                                                          "row_vectors"})),
          b.getNamedAttr("blocks_per_sm", b.getI64IntegerAttr(kBlocksPerSM)),
-         b.getNamedAttr("dynamic_shared_memory",
-                        b.getI64IntegerAttr(
-                            std::min(T * kPlanSlots, kMaxLocalPlan) *
-                            kPlanBytesPerEntry)),
+         b.getNamedAttr("dynamic_shared_memory", b.getI64IntegerAttr(0)),
          b.getNamedAttr("entry", b.getStringAttr(entry ? entry.getValue()
                                                        : func.getName())),
          b.getNamedAttr("targets",
@@ -210,30 +189,19 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
     KernelBuilder &k;
     ImplicitLocOpBuilder &b;
     MoveAcceptedTokensOp op;
-    int64_t T, C, Cl;
+    int64_t T, C;
     bool rows;
     Type i8, i32, i64, ptr, vec;
     llvm::StringMap<Value> p;
     Value tid, bid, nblocks, zero, one, minusOne;
     Value bs, W, n, local;
     Value vals, flags;      // shared plan values and flags
-    Value verdictWord;      // the block's verdict (shared i32)
-    Value sKeys, sWriters;  // the block-local hash table (shared)
     Value tgtList, srcList; // entry lists (generic pointers)
     Value planWs;           // depth-plan workspace (global)
-    /// The per-request path's share of this thread, fixed before the plan:
-    /// its 16-byte lane, its first buffer group and request, the strides,
-    /// whether it has any share, and the rows of its first group (loaded
-    /// while the plan runs: the move does not wait for the buffer table).
-    struct Share {
-      Value lanes, lane, groups, g0, gStep, i0, iStep, mover;
-      SmallVector<std::tuple<Value, Value, Value>> rows;
-    } share;
 
     Emit(KernelBuilder &k, MoveAcceptedTokensOp op, ArrayRef<Param> params,
          int64_t T, int64_t C, bool rows)
-        : k(k), b(k.builder()), op(op), T(T), C(C),
-          Cl(std::min(T * kPlanSlots, kMaxLocalPlan)), rows(rows) {
+        : k(k), b(k.builder()), op(op), T(T), C(C), rows(rows) {
       for (auto [i, prm] : llvm::enumerate(params))
         p[prm.name] = k.param(i);
       i8 = b.getI8Type();
@@ -285,23 +253,16 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
       bs = p["bs"];
       W = p["accept_width"];
       n = k.mul(bs, W);
-      local = k.cmp(P::sle, n, k.i64(Cl));
+      local = k.cmp(P::sle, n, k.i64(C));
       std::string prefix = k.getKernel().getName().str();
       vals = k.sharedMemory(prefix + "_values",
                             LLVM::LLVMArrayType::get(i64, NUM_VALUES), false);
       flags = k.sharedMemory(prefix + "_flags",
                              LLVM::LLVMArrayType::get(i32, NUM_FLAGS), false);
-      verdictWord = k.sharedMemory(prefix + "_verdict",
-                                   LLVM::LLVMArrayType::get(i32, 1), false);
-      // The block-local plan in dynamic shared memory: targets and sources
-      // (Cl i64 each), then the table's keys (2 Cl i64) and writers (2 Cl
-      // i32); kPlanBytesPerEntry bytes per entry, as the manifest states.
-      Value dyn = k.sharedMemory(prefix + "_plan",
-                                 LLVM::LLVMArrayType::get(i8, 0), true);
-      Value sTgt = dyn;
-      Value sSrc = k.gep(dyn, i8, k.i64(8 * Cl));
-      sKeys = k.gep(dyn, i8, k.i64(16 * Cl));
-      sWriters = k.gep(dyn, i8, k.i64(32 * Cl));
+      Value sTgt = k.sharedMemory(prefix + "_targets",
+                                  LLVM::LLVMArrayType::get(i64, C), false);
+      Value sSrc = k.sharedMemory(prefix + "_sources",
+                                  LLVM::LLVMArrayType::get(i64, C), false);
       Value ws = p["workspace"];
       tgtList =
           k.select(local, generic(sTgt),
@@ -314,7 +275,6 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
       planWs = k.gep(
           ws, i8, k.add(k.mul(n, k.i64(16)), k.i64(kvcacheFusedPlanOffset(0))));
       Value isThread0 = k.cmp(P::eq, tid, zero);
-      assignShare();
 
       // Ticket: which block plans a large batch (the first to start).
       k.ifThen(isThread0, [&] {
@@ -327,33 +287,23 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
             });
         k.store(ticket, flag(TICKET), 4);
         k.store(k.i32(0), flag(UNSAFE), 4);
-        k.store(k.i32(0), verdictWord, 4);
-        k.store(k.i32(0), flag(ESCALATED), 4);
+        k.store(k.i32(0), flag(VERDICT), 4);
         k.store(k.i64(INT64_MAX), val(MIN_SLOTS), 8);
         k.store(k.i64(INT64_MAX), val(FIRST_BAD), 8);
         for (int64_t f : {CODE, ENTRY, VALUE, BOUND, SKIPPED, MOVED})
           k.store(zero, val(f), 8);
       });
       k.barrier();
-      // The mover's rows, read while the plan runs (issued after the first
-      // barrier, with the plan's own first loads).
-      share.rows =
-          groupRows(share.g0, k.bitAnd(share.mover, k.cmp(P::sgt, bs, zero)));
       Value planner = k.cmp(P::eq, k.load(i32, flag(TICKET), 4), k.i32(0));
       k.ifThenElse(
-          planner, [&] { plan(); }, [&] { waitVerdict(); });
+          planner, [&] { plan(sTgt, sSrc); }, [&] { waitVerdict(); });
       k.barrier();
-      Value verdict = k.load(i32, verdictWord, 4);
+      Value verdict = k.load(i32, flag(VERDICT), 4);
       k.ifThen(k.cmp(P::eq, verdict, k.i32(V_PER_REQUEST)),
                [&] { movePerRequest(); });
       k.ifThen(k.cmp(P::eq, verdict, k.i32(V_STAGED)), [&] { moveStaged(); });
       // C. The last block of a ticketed launch restores the control words.
-      // (Every block of a launch reaches the same plan from the same
-      // inputs, so either all of them escalate or none.)
-      Value ticketed = k.bitOr(
-          k.bitNot(local),
-          k.cmp(P::ne, k.load(i32, flag(ESCALATED), 4), k.i32(0)));
-      k.ifThen(k.bitAnd(ticketed, isThread0), [&] {
+      k.ifThen(k.bitAnd(k.bitNot(local), isThread0), [&] {
         LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
         Value done = LLVM::AtomicRMWOp::create(
             b, LLVM::AtomicBinOp::add, ctrl(KVCACHE_CTRL_DONE), k.i32(1),
@@ -380,12 +330,12 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
           return {waiting, got};
         });
         LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
-        k.store(v, verdictWord, 4);
+        k.store(v, flag(VERDICT), 4);
       });
     }
 
     /// Phase A on the planner: entries, checks, verdict, status record.
-    void plan() {
+    void plan(Value sTgt, Value sSrc) {
       Value isThread0 = k.cmp(P::eq, tid, zero);
       // Every moved slot lies below the smallest slot count of all buffers
       // (the runtime passes it: a table walk here would cost every block a
@@ -417,50 +367,20 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
         });
         k.barrier();
       };
-      // Nothing moves (a chain: every target is its source): no hazard to
-      // look for. MOVED is final behind the barrier of the request rounds,
-      // so the branch is uniform.
-      Value movedAny = k.cmp(P::sgt, k.load(i64, val(MOVED), 8), zero);
-      auto checkHazards = [&]() -> Value {
-       return k.ifValue(
+      Value capacityError = k.ifValue(
           local, b.getI1Type(),
           [&]() -> Value {
-            MovePlan table(k, sKeys, sWriters, llvm::Log2_64(2 * Cl), n, T,
+            int64_t log2C = llvm::Log2_64(2 * C);
+            Value keys = k.sharedMemory(
+                (k.getKernel().getName() + "_keys").str(),
+                LLVM::LLVMArrayType::get(i64, int64_t(1) << log2C), false);
+            Value values = k.sharedMemory(
+                (k.getKernel().getName() + "_writers").str(),
+                LLVM::LLVMArrayType::get(i32, int64_t(1) << log2C), false);
+            MovePlan table(k, keys, values, log2C, n, T,
                            (k.getKernel().getName() + "_local").str());
             crossCheck(table);
-            // Hazards across requests in more entries than one staging
-            // chunk holds: the move must follow a depth plan, which one
-            // block builds in the workspace from its own lists (the first
-            // to take a ticket: it never waits), the others wait for it.
-            Value unsafe = k.cmp(P::ne, k.load(i32, flag(UNSAFE), 4), k.i32(0));
-            Value escalate = k.bitAnd(unsafe, k.cmp(P::sgt, n, k.i64(C)));
-            return k.ifValue(
-                escalate, b.getI1Type(),
-                [&]() -> Value {
-                  k.ifThen(isThread0, [&] {
-                    Value ticket = LLVM::AtomicRMWOp::create(
-                        b, LLVM::AtomicBinOp::add, ctrl(KVCACHE_CTRL_TICKET),
-                        k.i32(1), LLVM::AtomicOrdering::monotonic, "device");
-                    k.store(ticket, flag(TICKET), 4);
-                    k.store(k.i32(1), flag(ESCALATED), 4);
-                  });
-                  k.barrier();
-                  Value first =
-                      k.cmp(P::eq, k.load(i32, flag(TICKET), 4), k.i32(0));
-                  return k.ifValue(
-                      first, b.getI1Type(),
-                      [&]() -> Value {
-                        MovePlan depth(k, planWs, n, T,
-                                       k.getKernel().getName());
-                        depth.init();
-                        depth.insertTargets(src, tgt, Value());
-                        depth.plan(src, tgt);
-                        Value cyclic = k.loadI64(planWs, i32, k.i64(2));
-                        return k.cmp(P::sgt, cyclic, k.i64(C));
-                      },
-                      [&]() -> Value { return k.i1(false); });
-                },
-                [&]() -> Value { return k.i1(false); });
+            return k.i1(false);
           },
           [&]() -> Value {
             MovePlan table(k, planWs, n, T, k.getKernel().getName());
@@ -474,26 +394,14 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
                 [&]() -> Value { return zero; });
             return k.cmp(P::sgt, cyclic, k.i64(C));
           });
-      };
-      Value capacityError = k.ifValue(movedAny, b.getI1Type(), checkHazards,
-                                      [&]() -> Value { return k.i1(false); });
       Value unsafe = k.cmp(P::ne, k.load(i32, flag(UNSAFE), 4), k.i32(0));
       Value moved = k.load(i64, val(MOVED), 8);
       Value verdict = k.select(
           k.bitOr(capacityError, k.cmp(P::eq, moved, zero)), k.i32(V_NONE),
           k.select(unsafe, k.i32(V_STAGED), k.i32(V_PER_REQUEST)));
-      // The status record, whole, once per launch: by block 0 of a local
-      // plan, else by the block that built the depth plan.
-      Value escalated =
-          k.cmp(P::ne, k.load(i32, flag(ESCALATED), 4), k.i32(0));
-      Value depthPlanner =
-          k.cmp(P::eq, k.load(i32, flag(TICKET), 4), k.i32(0));
-      Value ticketed = k.bitOr(k.bitNot(local), escalated);
+      // The status record, whole, once per launch.
       Value recorder = k.bitAnd(
-          isThread0, k.select(ticketed, depthPlanner, k.cmp(P::eq, bid, zero)));
-      // Every thread has read the flags before thread 0 writes the verdict
-      // (ptxas may merge loads of neighbouring shared words into one).
-      k.barrier();
+          isThread0, k.bitOr(k.bitNot(local), k.cmp(P::eq, bid, zero)));
       k.ifThen(recorder, [&] {
         Value st = p["status"];
         Value code = k.load(i64, val(CODE), 8);
@@ -525,22 +433,20 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
           report(k.select(capFirst, k.i64(KVCACHE_ERR_STAGING_CAPACITY), code),
                  pick(ENTRY, zero), pick(VALUE, cyclic), pick(BOUND, k.i64(C)),
                  k.load(i64, val(SKIPPED), 8));
-        k.store(verdict, verdictWord, 4);
+        k.store(verdict, flag(VERDICT), 4);
         // Publish to the waiting blocks (release: lists and plan first).
-        k.ifThen(ticketed, [&] {
+        k.ifThen(k.bitNot(local), [&] {
           LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
           LLVM::StoreOp::create(b, verdict, ctrl(KVCACHE_CTRL_FLAG), 4,
                                 /*isVolatile=*/true, false, false,
                                 LLVM::AtomicOrdering::release, "device");
         });
       });
-      // Non-recording blocks of a local plan keep their own verdict; those
-      // of an escalated one wait for the depth planner's.
-      k.ifThen(k.bitAnd(isThread0, k.bitAnd(k.bitNot(recorder),
-                                             k.bitNot(ticketed))),
-               [&] { k.store(verdict, verdictWord, 4); });
-      k.ifThen(k.bitAnd(escalated, k.bitNot(depthPlanner)),
-               [&] { waitVerdict(); });
+      // Non-recording blocks of a local plan keep their own verdict.
+      k.ifThen(k.bitAnd(isThread0, k.bitNot(recorder)),
+               [&] { k.store(verdict, flag(VERDICT), 4); });
+      (void)sTgt;
+      (void)sSrc;
     }
 
     /// On a violation, records it in the report (a sequence lock in memory
@@ -615,74 +521,27 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
         return std::make_pair(loadIf(in, "accept_index", k.add(rowStart, j)),
                               in);
       };
-      Value maxReqs, poolLen;
-      if (rows) {
-        maxReqs = p["max_reqs"];
-        poolLen = p["pool_len"];
-      }
-      // The target of the entry at position `pos` may be read: its row lies
-      // inside the table (req_to_token) or inside the request's window.
-      Value rowOk = rows ? k.bitAnd(k.bitNot(k.outside(r, zero, maxReqs)),
-                                    k.cmp(P::sge, s, zero))
-                         : k.i1(true);
-      Value rowBase = rows ? k.add(k.mul(r, poolLen), s) : k.mul(i, d);
-      auto targetReadable = [&](Value pos) {
-        return rows ? k.bitAnd(rowOk, k.cmp(P::slt, pos, k.sub(poolLen, s)))
-                    : k.cmp(P::slt, pos, d);
-      };
-      // One pass in accepted order, kCols columns at a time: the row's
-      // count, its first position outside [0, len(out_cache_loc)), and the
-      // entries with the first slot outside [0, min slots). Each entry's
-      // target and source are read as soon as its own indices are known to
-      // be in bounds, without waiting for the row's verdict (which needs
-      // the whole row): a request costs two memory round trips for
-      // W <= kCols. What a bad request read is never used; its entries are
-      // overwritten with skip entries.
-      SmallVector<Value> walk = k.forLoopCarried(
-          zero, W, cols, ValueRange{zero, minusOne, zero, minusOne, zero, zero},
+      // Pass 1: the row's count and its first position outside
+      // [0, len(out_cache_loc)).
+      SmallVector<Value> row = k.forLoopCarried(
+          zero, W, cols, ValueRange{zero, minusOne, zero},
           [&](Value chunk, ValueRange c) -> SmallVector<Value> {
             Value count = c[0], badJ = c[1], badA = c[2];
-            Value slotJ = c[3], slotV = c[4], moves = c[5];
-            SmallVector<Value> keeps, poss, as, ts, ss;
+            SmallVector<std::pair<Value, Value>> as;
+            for (int64_t q = 0; q < kCols; ++q)
+              as.push_back(acceptAt(chunk, q, active));
             for (int64_t q = 0; q < kCols; ++q) {
-              auto [a, in] = acceptAt(chunk, q, active);
+              auto [a, in] = as[q];
               Value keep = k.bitAnd(in, k.cmp(P::ne, a, sentinel));
               Value out = k.bitAnd(keep, k.outside(a, zero, nOcl));
               Value first = k.bitAnd(out, k.cmp(P::slt, badJ, zero));
+              count = k.select(keep, k.add(count, one), count);
               badJ = k.select(first, k.add(chunk, k.i64(q)), badJ);
               badA = k.select(first, a, badA);
-              keeps.push_back(keep);
-              poss.push_back(count);
-              as.push_back(a);
-              count = k.select(keep, k.add(count, one), count);
             }
-            for (int64_t q = 0; q < kCols; ++q) {
-              Value tIn = k.bitAnd(keeps[q], targetReadable(poss[q]));
-              Value sIn =
-                  k.bitAnd(keeps[q], k.bitNot(k.outside(as[q], zero, nOcl)));
-              ts.push_back(loadIf(tIn, rows ? "req_to_token" : "out_cache_loc",
-                                  k.add(rowBase, poss[q])));
-              ss.push_back(loadIf(sIn, "out_cache_loc", as[q]));
-            }
-            for (int64_t q = 0; q < kCols; ++q) {
-              Value badT = k.outside(ts[q], zero, minSlots);
-              Value badS = k.outside(ss[q], zero, minSlots);
-              Value bad = k.bitAnd(keeps[q], k.bitOr(badT, badS));
-              Value first = k.bitAnd(bad, k.cmp(P::slt, slotJ, zero));
-              Value flat = k.add(rowStart, poss[q]);
-              if (write)
-                k.ifThen(keeps[q], [&] {
-                  k.store(ts[q], k.gep(tgtList, i64, flat), 8);
-                  k.store(ss[q], k.gep(srcList, i64, flat), 8);
-                });
-              slotJ = k.select(first, flat, slotJ);
-              slotV = k.select(first, k.select(badT, ts[q], ss[q]), slotV);
-              Value m = k.bitAnd(keeps[q], k.cmp(P::ne, ts[q], ss[q]));
-              moves = k.select(m, k.add(moves, one), moves);
-            }
-            return {count, badJ, badA, slotJ, slotV, moves};
+            return {count, badJ, badA};
           });
-      Value count = walk[0], badJ = walk[1], badA = walk[2];
+      Value count = row[0], badJ = row[1], badA = row[2];
       Value e1 = k.cmp(P::slt, ncd, zero);
       Value e2 =
           k.bitAnd(k.bitNot(e1), k.bitOr(k.cmp(P::sge, ncd, W),
@@ -692,6 +551,7 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
       Value ok3 = k.bitAnd(active, k.bitNot(k.bitOr(k.bitOr(e1, e2), e3)));
       Value e4, e5, v4, v5, b4;
       if (rows) {
+        Value maxReqs = p["max_reqs"], poolLen = p["pool_len"];
         e4 = k.bitAnd(ok3, k.outside(r, zero, maxReqs));
         // s + acc <= pool_len, tested as s <= pool_len - acc: no overflow.
         e5 = k.bitAnd(k.bitAnd(ok3, k.bitNot(e4)),
@@ -710,16 +570,52 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
         v5 = zero;
       }
       Value ok5 = k.bitAnd(ok3, k.bitNot(k.bitOr(e4, e5)));
-      // Past e1..e5 every kept entry was read: count = acc, every accept
-      // index lies in [0, len(out_cache_loc)) and every target position in
-      // the row, so the slot check below saw real slots.
-      SmallVector<Value> tail{count, walk[3], walk[4], walk[5]};
-      Value e6 = k.bitAnd(ok5, k.cmp(P::sge, tail[1], zero));
+      Value rowBase = rows ? k.add(k.mul(r, p["pool_len"]), s) : k.mul(i, d);
+      // Pass 2: the entries in accepted order; the first slot outside
+      // [0, min slots).
+      SmallVector<Value> walk = k.forLoopCarried(
+          zero, W, cols, ValueRange{zero, minusOne, zero, zero},
+          [&](Value chunk, ValueRange c) -> SmallVector<Value> {
+            Value pos = c[0], slotJ = c[1], slotV = c[2], moves = c[3];
+            SmallVector<Value> keeps, poss, as, ts, ss;
+            for (int64_t q = 0; q < kCols; ++q) {
+              auto [a, in] = acceptAt(chunk, q, ok5);
+              Value keep = k.bitAnd(in, k.cmp(P::ne, a, sentinel));
+              keeps.push_back(keep);
+              poss.push_back(pos);
+              as.push_back(a);
+              pos = k.select(keep, k.add(pos, one), pos);
+            }
+            for (int64_t q = 0; q < kCols; ++q) {
+              ts.push_back(loadIf(keeps[q],
+                                  rows ? "req_to_token" : "out_cache_loc",
+                                  k.add(rowBase, poss[q])));
+              ss.push_back(loadIf(keeps[q], "out_cache_loc", as[q]));
+            }
+            for (int64_t q = 0; q < kCols; ++q) {
+              Value badT = k.outside(ts[q], zero, minSlots);
+              Value badS = k.outside(ss[q], zero, minSlots);
+              Value bad = k.bitAnd(keeps[q], k.bitOr(badT, badS));
+              Value first = k.bitAnd(bad, k.cmp(P::slt, slotJ, zero));
+              Value flat = k.add(rowStart, poss[q]);
+              if (write)
+                k.ifThen(keeps[q], [&] {
+                  k.store(ts[q], k.gep(tgtList, i64, flat), 8);
+                  k.store(ss[q], k.gep(srcList, i64, flat), 8);
+                });
+              slotJ = k.select(first, flat, slotJ);
+              slotV = k.select(first, k.select(badT, ts[q], ss[q]), slotV);
+              Value m = k.bitAnd(keeps[q], k.cmp(P::ne, ts[q], ss[q]));
+              moves = k.select(m, k.add(moves, one), moves);
+            }
+            return {pos, slotJ, slotV, moves};
+          });
+      Value e6 = k.bitAnd(ok5, k.cmp(P::sge, walk[1], zero));
       Verdict v;
       v.bad = k.bitAnd(active, k.bitOr(k.bitOr(k.bitOr(e1, e2), e3),
                                        k.bitOr(k.bitOr(e4, e5), e6)));
-      v.written = tail[0];
-      v.moves = tail[3];
+      v.written = walk[0];
+      v.moves = walk[3];
       auto sel = [&](Value c1, Value c2, Value c3, Value c4, Value c5,
                      Value c6) {
         return k.select(
@@ -735,8 +631,8 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
             k.i64(KVCACHE_ERR_ACCEPT_INDEX),
             k.i64(rows ? KVCACHE_ERR_REQ_POOL_INDEX : KVCACHE_ERR_WINDOW_RANGE),
             k.i64(KVCACHE_ERR_SEQ_RANGE), k.i64(KVCACHE_ERR_SLOT));
-        v.entry = sel(i, i, k.add(rowStart, badJ), i, i, tail[1]);
-        v.value = sel(ncd, count, badA, v4, v5, tail[2]);
+        v.entry = sel(i, i, k.add(rowStart, badJ), i, i, walk[1]);
+        v.value = sel(ncd, count, badA, v4, v5, walk[2]);
         v.bound = sel(zero, accBound, nOcl, b4, rows ? p["pool_len"] : zero,
                       minSlots);
       }
@@ -869,82 +765,47 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
     }
     Value zeroVec() { return LLVM::ZeroOp::create(b, vec); }
 
-    /// The rows of buffer group `group` (absent buffers past the last read
-    /// as zero-byte rows at address 0).
-    SmallVector<std::tuple<Value, Value, Value>> groupRows(Value group,
-                                                           Value cond) {
-      Value B = p["num_buffers"], G = k.i64(kBufferGroup);
-      SmallVector<std::tuple<Value, Value, Value>> rowsOf;
-      for (int64_t q = 0; q < kBufferGroup; ++q) {
-        Value buf = k.add(k.mul(group, G), k.i64(q));
-        Value in = k.bitAnd(cond, k.cmp(P::slt, buf, B));
-        SmallVector<Value> row = k.ifValues(
-            in, {k.globalPtrType(), i64, b.getI1Type()},
-            [&]() -> SmallVector<Value> {
-              auto [base, rowBytes, vectorizable] = bufferRow(buf);
-              return {base, rowBytes, vectorizable};
-            },
-            [&]() -> SmallVector<Value> {
-              return {LLVM::ZeroOp::create(b, k.globalPtrType()), zero,
-                      k.i1(true)};
-            });
-        rowsOf.push_back({row[0], row[1], row[2]});
-      }
-      return rowsOf;
-    }
-
-    /// Safe batch: a thread owns (group of kBufferGroup buffers, 16-byte
-    /// lane) and moves it for requests i0, i0 + iStep, ...; a block holds
-    /// T / S such owners when rows have S <= T slices. With at least as many
-    /// owners as groups (the common case) each owner keeps one group, so its
-    /// rows are read once, before the plan; otherwise an owner walks groups
-    /// g0, g0 + gStep, ... for every request.
-    void assignShare() {
+    /// Safe batch: thread (request, group of kBufferGroup buffers, slice);
+    /// a block takes T / S tasks at once when rows have S <= T slices. A
+    /// thread moves the request's entries kEntryGroup at a time, in order,
+    /// each in all the group's buffers (loads, then stores): a group reads
+    /// after the previous one wrote, which the plan proved safe.
+    void movePerRequest() {
       Value S = p["row_vectors"], B = p["num_buffers"];
       Value tT = k.i64(T), G = k.i64(kBufferGroup);
-      Share &sh = share;
-      sh.lanes = k.select(k.cmp(P::slt, S, tT), S, tT);
-      Value perBlock = arith::DivUIOp::create(b, tT, sh.lanes);
-      Value sub = arith::DivUIOp::create(b, tid, sh.lanes);
-      sh.lane = arith::RemUIOp::create(b, tid, sh.lanes);
-      sh.groups =
+      Value lanes = k.select(k.cmp(P::slt, S, tT), S, tT);
+      Value perBlock = arith::DivUIOp::create(b, tT, lanes);
+      Value sub = arith::DivUIOp::create(b, tid, lanes);
+      Value lane = arith::RemUIOp::create(b, tid, lanes);
+      Value groups =
           arith::DivUIOp::create(b, k.add(B, k.i64(kBufferGroup - 1)), G);
-      Value owners = k.mul(nblocks, perBlock);
-      Value owner = k.add(k.mul(bid, perBlock), sub);
-      Value safeGroups = k.select(k.cmp(P::sgt, sh.groups, zero), sh.groups,
-                                  one);
-      Value fixed = k.cmp(P::sge, owners, safeGroups);
-      Value perGroup = arith::DivUIOp::create(b, owners, safeGroups);
-      sh.g0 = k.select(fixed, arith::RemUIOp::create(b, owner, safeGroups),
-                       owner);
-      sh.gStep = k.select(fixed, safeGroups, owners);
-      sh.i0 = k.select(fixed, arith::DivUIOp::create(b, owner, safeGroups),
-                       zero);
-      sh.iStep = k.select(fixed, perGroup, one);
-      sh.mover = k.bitAnd(
-          k.cmp(P::slt, sub, perBlock),
-          k.bitAnd(k.cmp(P::slt, sh.g0, sh.groups),
-                   k.bitOr(k.bitNot(fixed),
-                           k.cmp(P::slt, owner, k.mul(perGroup, safeGroups)))));
-    }
-
-    void movePerRequest() {
-      Value S = p["row_vectors"];
-      Share &sh = share;
-      Value lanes = sh.lanes, lane = sh.lane;
-      k.ifThen(sh.mover, [&] {
-        k.forLoop(sh.g0, sh.groups, sh.gStep, [&](Value group) {
-          // The first group's rows were read before the plan.
-          Value isFirst = k.cmp(P::eq, group, sh.g0);
-          SmallVector<std::tuple<Value, Value, Value>> later =
-              groupRows(group, k.bitNot(isFirst));
-          SmallVector<std::tuple<Value, Value, Value>> rowsOf;
-          for (auto [pre, re] : llvm::zip(sh.rows, later))
-            rowsOf.push_back({k.select(isFirst, std::get<0>(pre), std::get<0>(re)),
-                              k.select(isFirst, std::get<1>(pre), std::get<1>(re)),
-                              k.select(isFirst, std::get<2>(pre),
-                                       std::get<2>(re))});
-          k.forLoop(sh.i0, bs, sh.iStep, [&](Value i) {
+      Value tasks = k.mul(bs, groups);
+      k.ifThen(k.cmp(P::slt, sub, perBlock), [&] {
+        k.forLoop(
+            k.add(k.mul(bid, perBlock), sub), tasks, k.mul(nblocks, perBlock),
+            [&](Value task) {
+              // 32-bit division: the runtime bounds bs * buffers below 2^31.
+              Value t32 = k.toI32(task), g32 = k.toI32(groups);
+              Value i = k.toI64(arith::DivUIOp::create(b, t32, g32));
+              Value group = k.toI64(arith::RemUIOp::create(b, t32, g32));
+              SmallVector<std::tuple<Value, Value, Value>> rowsOf;
+              SmallVector<Value> present;
+              for (int64_t q = 0; q < kBufferGroup; ++q) {
+                Value buf = k.add(k.mul(group, G), k.i64(q));
+                Value in = k.cmp(P::slt, buf, B);
+                // Absent buffers read as zero-byte rows at address 0.
+                SmallVector<Value> row = k.ifValues(
+                    in, {k.globalPtrType(), i64, b.getI1Type()},
+                    [&]() -> SmallVector<Value> {
+                      auto [base, rowBytes, vectorizable] = bufferRow(buf);
+                      return {base, rowBytes, vectorizable};
+                    },
+                    [&]() -> SmallVector<Value> {
+                      return {LLVM::ZeroOp::create(b, k.globalPtrType()), zero,
+                              k.i1(true)};
+                    });
+                rowsOf.push_back({row[0], row[1], row[2]});
+              }
               Value allVector = k.i1(true);
               for (auto [base, rowBytes, vectorizable] : rowsOf)
                 allVector = k.bitAnd(allVector, vectorizable);
@@ -1018,7 +879,6 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
                     });
               });
             });
-        });
       });
     }
 
@@ -1027,23 +887,19 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
       Value S = p["row_vectors"], B = p["num_buffers"];
       Value units = k.mul(B, S);
       Value planList = k.gep(planWs, i8, k.i64(kvcacheMoveListOffset()));
-      // A local plan without a depth plan stages every entry in one chunk
-      // (n <= C); a depth plan stages the overlapping entries in depth
-      // order, then copies the rest directly. The entries come from the
-      // lists either way (in shared memory when the plan was local).
-      Value single = k.bitAnd(
-          local, k.cmp(P::eq, k.load(i32, flag(ESCALATED), 4), k.i32(0)));
+      // Local plans stage every entry in one chunk (n <= C); large ones the
+      // overlapping entries in depth order, then the rest directly.
       Value staged = k.ifValue(
-          single, i64, [&]() -> Value { return n; },
+          local, i64, [&]() -> Value { return n; },
           [&]() -> Value { return k.loadI64(planWs, i32, k.i64(1)); });
       Value direct = k.ifValue(
-          single, i64, [&]() -> Value { return zero; },
+          local, i64, [&]() -> Value { return zero; },
           [&]() -> Value {
             return k.sub(k.loadI64(planWs, i32, k.i64(0)), staged);
           });
       auto entryAt = [&](Value pos) {
         return k.ifValue(
-            single, i64, [&]() -> Value { return pos; },
+            local, i64, [&]() -> Value { return pos; },
             [&]() -> Value { return k.loadI64(planList, i32, pos); });
       };
       k.forLoop(bid, units, nblocks, [&](Value u) {

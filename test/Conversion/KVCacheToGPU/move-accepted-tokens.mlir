@@ -6,15 +6,13 @@
 // RUN: specc-opt %s --split-input-file --kvcache-to-gpu --verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: gpu.module @specc_kernels
-// Shared memory: the plan of batches of at most 2048 entries, per block, in
-// dynamic shared memory (40 bytes per entry: the manifest states 81920);
-// small values and flags are static.
+// Shared memory: the plan of batches of at most 1024 entries, per block.
 // CHECK-DAG: llvm.mlir.global internal @window_values() {addr_space = 3 : i32
-// CHECK-DAG: llvm.mlir.global internal @window_flags() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<3 x i32>
-// CHECK-DAG: llvm.mlir.global internal @window_verdict() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<1 x i32>
-// CHECK-DAG: llvm.mlir.global external @window_plan() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// CHECK-DAG: llvm.mlir.global internal @window_targets() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<1024 x i64>
+// CHECK-DAG: llvm.mlir.global internal @window_sources() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<1024 x i64>
+// CHECK-DAG: llvm.mlir.global internal @window_keys() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<2048 x i64>
 // CHECK: gpu.func @window(%[[NCD:.*]]: !llvm.ptr<1> {llvm.align = 4 : i64, llvm.noalias}, %[[ACC:.*]]: !llvm.ptr<1> {llvm.align = 4 : i64, llvm.noalias}, %[[OCL:.*]]: !llvm.ptr<1> {llvm.align = 8 : i64, llvm.noalias}, %[[TABLE:.*]]: !llvm.ptr<1> {{.*}}, %[[WS:.*]]: !llvm.ptr<1> {llvm.align = 16 : i64, llvm.noalias}, %[[ST:.*]]: !llvm.ptr<1> {{.*}}, %[[BS:.*]]: i64, %[[W:.*]]: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64) kernel
-// CHECK-SAME: kvcache.launch = {block = 256 : i64, blocks_per_sm = 2 : i64, dynamic_shared_memory = 81920 : i64, entry = "window", grid = "work", grid_units = ["bs", "num_buffers", "row_vectors"], host_args = ["num_correct_drafts", "accept_index", "out_cache_loc", "buffers", "workspace", "status"], params = ["num_correct_drafts", "accept_index", "out_cache_loc", "buffers", "workspace", "status", "bs", "accept_width", "num_out_cache_loc", "num_buffers", "row_vectors", "min_slots"], targets = "window", types = {accept_index = i32, buffers = i64, num_correct_drafts = i32, out_cache_loc = i64, status = i64, workspace = i8}}
+// CHECK-SAME: kvcache.launch = {block = 256 : i64, blocks_per_sm = 2 : i64, dynamic_shared_memory = 0 : i64, entry = "window", grid = "work", grid_units = ["bs", "num_buffers", "row_vectors"], host_args = ["num_correct_drafts", "accept_index", "out_cache_loc", "buffers", "workspace", "status"], params = ["num_correct_drafts", "accept_index", "out_cache_loc", "buffers", "workspace", "status", "bs", "accept_width", "num_out_cache_loc", "num_buffers", "row_vectors", "min_slots"], targets = "window", types = {accept_index = i32, buffers = i64, num_correct_drafts = i32, out_cache_loc = i64, status = i64, workspace = i8}}
 // CHECK-SAME: nvvm.minctasm = 2 : i32
 // CHECK: %[[N:.*]] = arith.muli %[[BS]], %[[W]] : i64
 // CHECK: arith.cmpi sle, %[[N]], %{{.*}} : i64
