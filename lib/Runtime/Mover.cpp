@@ -254,6 +254,13 @@ struct specc_mover {
   int sms = 1;
   CUdeviceptr workspace = 0, status = 0, dtable = 0;
   int64_t tableCapacity = 0;
+  /// A launch captured into a CUDA graph holds the addresses of the buffer
+  /// table and the workspace it saw, and replays them later: once captured,
+  /// neither is rewritten in place or freed (a graph of pool A keeps moving
+  /// pool A's buffers after pool B is registered). Replaced ones are kept
+  /// until the mover goes.
+  bool tableCaptured = false, workspaceCaptured = false;
+  std::vector<CUdeviceptr> retired;
 
   specc_mover() { dispatch.fill(-1); }
   ~specc_mover();
@@ -300,6 +307,8 @@ specc_mover::~specc_mover() {
     for (CUdeviceptr p : {workspace, status, dtable})
       if (p)
         drv->cuMemFree(p);
+    for (CUdeviceptr p : retired)
+      drv->cuMemFree(p);
     if (report)
       drv->cuMemFreeHost(report);
     if (module)
@@ -407,9 +416,12 @@ int specc_mover::allocate(int64_t entries) {
     }
     status = st;
   }
-  if (workspace)
+  if (workspace && workspaceCaptured)
+    retired.push_back(workspace);
+  else if (workspace)
     drv->cuMemFree(workspace);
   workspace = fresh;
+  workspaceCaptured = false;
   capacity = entries;
   return SPECC_SUCCESS;
 }
@@ -647,15 +659,21 @@ int specc_mover_set_buffers(specc_mover *m, const specc_kv_buffer *buffers,
       return SPECC_SUCCESS;
     if (m->drv) {
       ContextScope scope(m);
-      if (num_buffers > m->tableCapacity) {
+      // A table a captured graph reads is left as it is: the new buffers
+      // get a table of their own.
+      if (num_buffers > m->tableCapacity || m->tableCaptured) {
         CUdeviceptr fresh = 0;
-        if (int rc = m->check(m->drv->cuMemAlloc(&fresh, 8 * table.size()),
+        if (int rc = m->check(m->drv->cuMemAlloc(
+                                  &fresh, 8 * std::max<size_t>(table.size(), 3)),
                               "cuMemAlloc", "buffer table"))
           return rc;
-        if (m->dtable)
+        if (m->dtable && m->tableCaptured)
+          m->retired.push_back(m->dtable);
+        else if (m->dtable)
           m->drv->cuMemFree(m->dtable);
         m->dtable = fresh;
-        m->tableCapacity = num_buffers;
+        m->tableCapacity = std::max<int64_t>(num_buffers, 1);
+        m->tableCaptured = false;
       }
       if (!table.empty())
         if (int rc = m->check(
@@ -792,6 +810,8 @@ int specc_move_accept_tokens(specc_mover *m, const specc_move_args *a,
       if (int rc = m->allocate(n))
         return rc;
     }
+    if (capturing != CU_STREAM_CAPTURE_STATUS_NONE)
+      m->tableCaptured = m->workspaceCaptured = true;
     values[KVCACHE_PARAM_BUFFERS] = static_cast<int64_t>(m->dtable);
     values[KVCACHE_PARAM_WORKSPACE] = static_cast<int64_t>(m->workspace);
     values[KVCACHE_PARAM_STATUS] = static_cast<int64_t>(m->status);

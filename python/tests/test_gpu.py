@@ -224,6 +224,45 @@ def test_cuda_graph_replay_with_new_indices():
         assert specc.last_status()[0] == 0
 
 
+def test_graph_keeps_its_pool_after_another_is_registered():
+    """A graph captured on pool A replays on pool A after pool B (other
+    buffers, fewer of them, a smaller scratch need) was registered and moved
+    on the same thread and device: the captured table and workspace stay."""
+    bs, w = 16, 4
+    args, bufs_a = make_case(bs, w, tree=True, seed=31)
+    other, bufs_b = make_case(bs, w, tree=True, layers=1, seed=32)
+    static = {k: v.clone() for k, v in args.items()}
+    specc.prepare(0, bs * w, bufs_a)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs_a)
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs_a)
+    torch.cuda.synchronize()
+    # Pool B, eagerly, on the same thread and device; then a larger batch on
+    # B, so that the scratch grows too.
+    want_b, _, _ = reference(other, bufs_b)
+    specc.move_accept_tokens_to_target_kvcache(**other, kv_buffers=bufs_b, check=True)
+    big, bufs_big = make_case(4 * bs, w, tree=True, layers=1, seed=33)
+    specc.move_accept_tokens_to_target_kvcache(**big, kv_buffers=bufs_big, check=True)
+    for got, exp in zip(bufs_b, want_b):
+        assert torch.equal(got, exp)
+    before_b = [b.clone() for b in bufs_b]
+    before_big = [b.clone() for b in bufs_big]
+    for b in bufs_a:
+        b.random_(0, 256)
+    want_a, _, _ = reference(static, bufs_a)
+    graph.replay()
+    torch.cuda.synchronize()
+    for got, exp in zip(bufs_a, want_a):
+        assert torch.equal(got, exp)
+    for got, exp in zip(bufs_b + bufs_big, before_b + before_big):
+        assert torch.equal(got, exp)
+
+
 def test_custom_op():
     args, bufs = make_case(10, 4, tree=True, seed=9)
     want, _, _ = reference(args, bufs)
