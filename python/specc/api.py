@@ -13,6 +13,7 @@ and graph replays report the same way.
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import Any, Dict, List, Sequence, Tuple
 
@@ -281,11 +282,38 @@ def backend(device: int = 0) -> str:
     return _mover(device, _current_stream(device), 0).backend
 
 
-def prepare(device: int, max_entries: int, kv_buffers: Sequence[Any] = ()) -> None:
-    """Creates the mover of ``device`` and its current stream with room for
-    ``max_entries`` (= bs * W) and registers ``kv_buffers``: call before
+def _device_ordinal(device: Any) -> int:
+    """A CUDA ordinal, or DEVICE_CPU, from an int, "cpu", "cuda", "cuda:N" or
+    a torch.device ("cuda" alone: torch's current device, else 0)."""
+    if isinstance(device, bool):
+        raise TypeError("device must be an int, a device string or a torch.device, not bool")
+    if isinstance(device, int):
+        return device
+    kind = getattr(device, "type", None)
+    index = getattr(device, "index", None)
+    if kind is None and isinstance(device, str):
+        kind, _, num = device.partition(":")
+        try:
+            index = int(num) if num else None
+        except ValueError:
+            raise ValueError(f"device {device!r}: expected 'cpu', 'cuda' or 'cuda:N'") from None
+    if kind == "cpu":
+        return rt.DEVICE_CPU
+    if kind == "cuda":
+        if index is not None:
+            return int(index)
+        torch = sys.modules.get("torch")
+        return int(torch.cuda.current_device()) if torch is not None else 0
+    raise ValueError(f"device {device!r}: expected an int, 'cpu', 'cuda', 'cuda:N' or a torch.device")
+
+
+def prepare(device: Any, max_entries: int, kv_buffers: Sequence[Any] = ()) -> None:
+    """Creates the mover of ``device`` (a CUDA ordinal, -1 for the CPU, or
+    "cpu", "cuda", "cuda:N", a torch.device) and its current stream with room
+    for ``max_entries`` (= bs * W) and registers ``kv_buffers``: call before
     CUDA-graph capture, on the stream that will capture, which forbids the
     allocations and the upload this does."""
+    device = _device_ordinal(device)
     native_pool = None
     if isinstance(kv_buffers, Pool):
         native_pool, kv_buffers = kv_buffers._native, kv_buffers.buffers

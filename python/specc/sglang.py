@@ -302,9 +302,10 @@ def _registered(pool: Any) -> "_api.Pool":
     return plan.buffers
 
 
-def prepare(token_to_kv_pool_allocator: Any, device: int, max_entries: int) -> None:
+def prepare(token_to_kv_pool_allocator: Any, device: Any, max_entries: int) -> None:
     """``specc.prepare`` for an sglang allocator: loads the kernels of
-    ``device`` (a CUDA ordinal, or -1 for the CPU), sizes the scratch for
+    ``device`` (a CUDA ordinal, -1 for the CPU, or "cuda", "cuda:N", "cpu", a
+    torch.device: sglang's own device strings work), sizes the scratch for
     ``max_entries`` (= max batch size x accept_index width) and registers the
     pool's buffers. Call it once before sglang captures its CUDA graphs, which
     forbid the loading and allocation this does."""

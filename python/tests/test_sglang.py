@@ -240,6 +240,28 @@ def test_prepare_registers_the_pool_buffers():
     assert all(np.array_equal(g, e) for g, e in zip(bufs, want))
 
 
+@pytest.mark.parametrize("device", [-1, "cpu"])
+def test_prepare_takes_sglang_device_strings(device):
+    fields = mha_pool()
+    ssg.prepare(allocator(namespace_pool(fields)), device, 32)
+    assert api._movers[api._key(-1, 0)].capacity >= 32
+
+
+@pytest.mark.parametrize("device, ordinal", [
+    ("cuda:3", 3), ("cuda", 0), ("cpu", -1), (2, 2),
+    (types.SimpleNamespace(type="cuda", index=1), 1),
+    (types.SimpleNamespace(type="cpu", index=None), -1)])
+def test_device_forms(device, ordinal, monkeypatch):
+    monkeypatch.delitem(sys.modules, "torch", raising=False)  # "cuda": ordinal 0
+    assert api._device_ordinal(device) == ordinal
+
+
+@pytest.mark.parametrize("device", ["gpu", "cuda:x", True, 1.0])
+def test_bad_device_forms(device):
+    with pytest.raises((TypeError, ValueError), match="device"):
+        api._device_ordinal(device)
+
+
 def test_bad_request_still_isolated_through_the_adapter():
     batch, accept, ncd = make_case(seed=9)
     fields = mha_pool()
