@@ -62,6 +62,12 @@ if ! skip tests; then
   run_tests native-cubin "" SPECC_FORCE_PTX=0 SPECC_EXPECT_NATIVE=1
   skip ptx || run_tests native-ptx "${SPECC_PTX_TESTS:-}" SPECC_FORCE_PTX=1 SPECC_EXPECT_NATIVE=1
   skip ctypes || run_tests ctypes-cubin "" SPECC_FORCE_PTX=0 SPECC_NATIVE=0 SPECC_EXPECT_NATIVE=0
+  # The two-GPU tests (tensor-parallel ranks over NCCL, a non-default device,
+  # both devices at once) also run inside the suites above; said apart here.
+  ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  if [ "$ngpu" -ge 2 ]; then run_tests multi-gpu "test_multi_gpu.py" SPECC_EXPECT_NATIVE=1
+  else say "multi-GPU tests (python/tests/test_multi_gpu.py): skipped, $ngpu GPU here, they need 2"
+  fi
 fi
 cd "$root/python"
 
