@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Kernel variants side by side, in one run on a GPU host. A variant is a
+# folder holding a kernels.sm_90.cubin and a kernels.manifest that `specc`
+# made from another revision of the lowering (the other artifacts come from
+# build/artifacts). For each: a runtime-only build with that image, then the
+# move benchmark's specc columns (ctypes binding, no sglang) on one layout;
+# last, one table of device time per call (us), a column per variant.
+# Usage: scripts/ab.sh [VARIANT_DIR...]   (default: build/artifacts, then
+#        every folder of build/ab); SPECC_AB_LAYOUT (default llama8b),
+#        SPECC_AB_BS (default "1 8 32 128 512").
+# Writes $OUT/ab-<variant>.{json,txt} and $OUT/ab.md.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-$root/device-out}
+mkdir -p "$OUT"
+base=$root/build/artifacts
+variants=("$@")
+[ ${#variants[@]} -gt 0 ] || variants=("$base" "$root"/build/ab/*)
+names=()
+for v in "${variants[@]}"; do
+  name=$(basename "$v")
+  names+=("$name")
+  art=/tmp/ab-art-$name rt=/tmp/ab-rt-$name
+  rm -rf "$art" && mkdir -p "$art" && cp "$base"/kernels.* "$art"/ && cp "$v"/kernels.* "$art"/
+  (cmake -S "$root" -B "$rt" -G Ninja -DSPECC_RUNTIME_ONLY=ON -DSPECC_KERNEL_ARTIFACTS="$art" \
+     -DSPECC_TORCH_EXTENSION=OFF > "$rt.log" 2>&1 && cmake --build "$rt" >> "$rt.log" 2>&1 ||
+   echo "variant $name: runtime build FAILED (see $rt.log)") &
+done
+wait
+for name in "${names[@]}"; do
+  SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_RUNTIME_LIB=/tmp/ab-rt-$name/lib/libspecc_runtime.so \
+    PYTHONPATH=$root/python python3 "$root/python/benchmarks/bench_move.py" \
+    --sglang-src /nonexistent --layouts "${SPECC_AB_LAYOUT:-llama8b}" --bs ${SPECC_AB_BS:-1 8 32 128 512} \
+    --reps 50 --host-reps 200 --out "$OUT/ab-$name.json" > "$OUT/ab-$name.txt" 2>&1
+  echo "variant $name: rc=$? ($(tail -1 "$OUT/ab-$name.txt"))"
+done
+python3 - "$OUT" "${names[@]}" <<'PY' | tee "$OUT/ab.md"
+import json, pathlib, sys
+out, names = pathlib.Path(sys.argv[1]), sys.argv[2:]
+runs = {}
+for n in names:
+    try:
+        runs[n] = {r["config"]: r for r in json.loads((out / f"ab-{n}.json").read_text())["results"]}
+    except (OSError, ValueError, KeyError) as e:
+        print(f"variant {n}: no results ({e})")
+configs = [c for c in next(iter(runs.values()), {})]
+print("| config | " + " | ".join(runs) + " |")
+print("|---|" + "---:|" * len(runs))
+for c in configs:
+    cells = []
+    for n in runs:
+        us = ((runs[n].get(c) or {}).get("specc") or {}).get("device_us")
+        cells.append(f"{us:.1f}" if us else "-")
+    print(f"| {c} | " + " | ".join(cells) + " |")
+PY
