@@ -892,6 +892,23 @@ int specc_mover_last_report(const specc_mover *m,
   return SPECC_SUCCESS;
 }
 
+int specc_mover_reserve(specc_mover *m, int64_t max_entries) {
+  return guarded([&]() -> int {
+    if (!m)
+      return fail(SPECC_ERROR_INVALID_ARGUMENT, "mover must not be null");
+    if (max_entries < 0 || max_entries > INT32_MAX)
+      return fail(SPECC_ERROR_INVALID_ARGUMENT,
+                  "max_entries must lie in [0, 2^31 - 1]");
+    std::lock_guard<std::mutex> lock(m->busy);
+    if (max_entries <= m->capacity)
+      return SPECC_SUCCESS;
+    if (!m->drv)
+      return m->allocate(max_entries);
+    ContextScope scope(m);
+    return m->allocate(max_entries);
+  });
+}
+
 int specc_mover_set_trap(specc_mover *m, int trap) {
   if (!m)
     return fail(SPECC_ERROR_INVALID_ARGUMENT, "mover must not be null");

@@ -102,6 +102,12 @@ SPECC_API int specc_mover_create(int device, int64_t max_entries,
                                  specc_mover **out);
 SPECC_API void specc_mover_destroy(specc_mover *mover);
 
+/* Grows the mover's scratch to hold `max_entries` (nothing when it does
+ * already); call it outside stream capture. The mover stays the same one, so
+ * CUDA graphs captured on it keep working (scratch they captured is kept
+ * until the mover goes). A failure leaves the mover as it was. */
+SPECC_API int specc_mover_reserve(specc_mover *mover, int64_t max_entries);
+
 /* Registers the KV buffers the next calls move rows in (uploads the buffer
  * table; synchronous, so not while a stream is capturing). Calls with the same
  * buffers again are free: no allocation, no upload. */

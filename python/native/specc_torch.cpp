@@ -167,13 +167,19 @@ bool trapMode = false;
   throw f;
 }
 
-/// The thread's mover of `device`, created (or replaced by one whose
-/// scratch holds `entries`) when needed.
+/// The thread's mover of `device`, created when needed, its scratch grown
+/// to hold `entries` (the same mover: graphs captured on it stay valid).
 specc_mover *moverFor(int device, int64_t entries) {
   ThreadMovers &t = threadMovers();
   auto it = t.movers.find(device);
-  if (it != t.movers.end() && t.capacity[device] >= entries)
+  if (it != t.movers.end()) {
+    if (t.capacity[device] < entries) {
+      if (int rc = specc_mover_reserve(it->second.get(), entries))
+        runtimeFailure(rc, it->second.get());
+      t.capacity[device] = entries;
+    }
     return it->second.get();
+  }
   specc_mover *raw = nullptr;
   int64_t size = std::max<int64_t>(entries, 4096);
   if (int rc = specc_mover_create(device, size, &raw))
@@ -182,19 +188,6 @@ specc_mover *moverFor(int device, int64_t entries) {
   MoverPtr fresh(raw);
   if (trapMode)
     specc_mover_set_trap(raw, 1);
-  if (it != t.movers.end()) {
-    // The old mover's pending violations are still reported.
-    int64_t report[SPECC_REPORT_FIELDS];
-    int rc = specc_mover_poll(it->second.get(), report);
-    it->second = std::move(fresh);
-    t.poolOf.erase(device);
-    if (rc != SPECC_SUCCESS) {
-      RuntimeFailure f(rc, specc_last_error());
-      std::copy(report, report + SPECC_REPORT_FIELDS, f.report);
-      throw f;
-    }
-    return raw;
-  }
   t.movers.emplace(device, std::move(fresh));
   return raw;
 }

@@ -144,6 +144,7 @@ def library() -> ctypes.CDLL:
         lib.specc_mover_poll.argtypes = [c.c_void_p, c.POINTER(c.c_int64)]
         lib.specc_mover_last_report.argtypes = [c.c_void_p, c.POINTER(c.c_int64)]
         lib.specc_mover_set_trap.argtypes = [c.c_void_p, c.c_int]
+        lib.specc_mover_reserve.argtypes = [c.c_void_p, c.c_int64]
         lib.specc_testing_fail_allocations.argtypes = [c.c_int]
         lib.specc_testing_fail_allocations.restype = None
         _lib = lib
@@ -237,6 +238,14 @@ class Mover:
         rc = library().specc_mover_poll(self._handle, None)
         if rc != SUCCESS:
             _raise(rc, self)
+
+    def reserve(self, max_entries: int) -> None:
+        """Grows the scratch to hold ``max_entries`` (outside capture); the
+        mover, and every graph captured on it, stays."""
+        rc = library().specc_mover_reserve(self._handle, int(max_entries))
+        if rc != SUCCESS:
+            _raise(rc)
+        self.capacity = max(self.capacity, int(max_entries))
 
     def set_trap(self, on: bool) -> None:
         library().specc_mover_set_trap(self._handle, int(bool(on)))

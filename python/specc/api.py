@@ -215,18 +215,14 @@ def _mover(device: int, stream: int, entries: int, grow: bool = False) -> rt.Mov
     key = _key(device, stream)
     with _movers_lock:
         m = _movers.get(key)
-        if m is None or (grow and m.capacity < entries):
-            fresh = rt.Mover(device, max(entries, 4096))
+        if m is None:
+            m = rt.Mover(device, max(entries, 4096))
             if _trap:
-                fresh.set_trap(True)
-            if m is not None:
-                # Violations the old mover holds are still reported.
-                try:
-                    m.poll()
-                except rt.InputError:
-                    _movers[key] = fresh
-                    raise
-            m = _movers[key] = fresh
+                m.set_trap(True)
+            _movers[key] = m
+        elif grow and m.capacity < entries:
+            # The same mover, grown: graphs captured on it stay valid.
+            m.reserve(entries)
         return m
 
 

@@ -247,3 +247,30 @@ def test_two_threads_move_at_once(vectors):
     for t in threads:
         t.join()
     assert failures == []
+
+
+def test_prepare_grows_the_same_mover(vectors):
+    """prepare() with more entries grows the thread's mover in place (graphs
+    captured on it keep their scratch); a failed growth leaves it usable."""
+    from specc import _runtime as rt
+    from specc import api
+
+    small = next(c for c in vectors if c["name"] == "tree_bs2_w4_d8")
+    args, bufs, after = _case_arrays(small)
+    specc.prepare(-1, 8, bufs)
+    key = api._key(-1, 0)
+    first = api._movers[key]
+    specc.prepare(-1, 50_000, bufs)
+    assert api._movers[key] is first and first.capacity >= 50_000
+    rt.library().specc_testing_fail_allocations(1)
+    try:
+        with pytest.raises(specc.OutOfMemoryError, match="injected"):
+            specc.prepare(-1, 60_000, bufs)
+    finally:
+        rt.library().specc_testing_fail_allocations(0)
+    assert api._movers[key] is first and first.capacity < 60_000
+    specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs, check=True)
+    for got, want in zip(bufs, after):
+        assert np.array_equal(got, want)
+    with pytest.raises(ValueError, match="max_entries"):
+        first.reserve(-1)
