@@ -1749,7 +1749,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     ap.add_argument("--compile-only", action="store_true",
                     help="only compile sglang's specializations into --triton-cache-dir (with "
                          "--compile-budget-s), for a later run with the same --triton-cache-dir")
-    ap.add_argument("--triton-cache-dir", help="use this Triton cache (default: a fresh temp dir)")
+    ap.add_argument("--triton-cache-dir",
+                    help="use this Triton cache (default: a fresh temp dir); one made elsewhere "
+                         "(--compile-only, then carried) is pointed at its new place first")
     ap.add_argument("--extract-only", action="store_true",
                     help="check the sglang sources and print the plan; needs no torch or GPU")
     ap.add_argument("--compile-worker", metavar="SPEC", help=argparse.SUPPRESS)
@@ -1851,6 +1853,29 @@ def compile_only(args: argparse.Namespace, workdir: pathlib.Path) -> int:
     return 0 if all(v["status"] == "ready" for v in pool.summary().values()) else 1
 
 
+def relocate_triton_cache(cache_dir: str) -> int:
+    """Points a Triton cache made elsewhere (--compile-only on another host or
+    in another folder) at where it is now: Triton's group files name their
+    artifacts by absolute path, and an entry whose paths do not exist is a
+    miss. Returns the number of group files rewritten."""
+    root = pathlib.Path(cache_dir).resolve()
+    fixed = 0
+    for grp in root.glob("*/__grp__*.json"):
+        try:
+            data = json.loads(grp.read_text())
+            paths = data["child_paths"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        moved = {name: str(grp.parent / pathlib.Path(old).name) for name, old in paths.items()}
+        if moved != paths and all(pathlib.Path(p).exists() for p in moved.values()):
+            data["child_paths"] = moved
+            tmp = grp.with_suffix(".tmp")
+            tmp.write_text(json.dumps(data))
+            tmp.replace(grp)
+            fixed += 1
+    return fixed
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
     if args.compile_worker:
@@ -1860,7 +1885,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     # The cache must be chosen before Triton is first imported (the workers inherit it).
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="bench-move-"))
     fresh = args.triton_cache_dir is None
-    cache_dir = str(workdir / "triton-cache") if fresh else args.triton_cache_dir
+    cache_dir = str(workdir / "triton-cache") if fresh else os.path.abspath(args.triton_cache_dir)
+    if not fresh and os.path.isdir(cache_dir):
+        n = relocate_triton_cache(cache_dir)
+        if n:
+            log(f"triton cache {cache_dir}: {n} entries made elsewhere now point here")
     os.environ["TRITON_CACHE_DIR"] = cache_dir
     if "triton" in sys.modules:
         log("warning: triton was imported before TRITON_CACHE_DIR was set")
