@@ -123,8 +123,11 @@ skip ncu || for bs in 1 8 32 512; do
 done
 
 if ! skip bench && [ -f benchmarks/bench_move.py ]; then
+  # A Triton cache carried in .bench/triton-cache (sglang's kernels compiled
+  # ahead with --compile-only: its bs-512 copy kernel takes minutes in ptxas).
+  cache=(); [ -d "$root/.bench/triton-cache" ] && cache=(--triton-cache-dir "$root/.bench/triton-cache")
   python3 benchmarks/bench_move.py --sglang-src "$root/.bench" --out "$OUT/bench.json" \
-    ${SPECC_BENCH_ARGS:-} > "$OUT/bench.txt" 2>&1
+    "${cache[@]}" ${SPECC_BENCH_ARGS:-} > "$OUT/bench.txt" 2>&1
   say "benchmark: rc=$?"
   cat "$OUT/bench.txt" >> "$summary"
 fi
