@@ -875,15 +875,11 @@ def torch_op() -> Any:
 
 
 def capture(fn: Callable[[], None]) -> Any:
-    """A CUDA graph of one call (warmed up on a side stream, as torch asks)."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
+    """A CUDA graph of one call (warmed up on a side stream, as torch asks:
+    the tests' capture_move), synchronized."""
+    from gpu_cases import capture_move
+
+    g = capture_move(fn)
     torch.cuda.synchronize()
     return g
 

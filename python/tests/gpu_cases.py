@@ -80,3 +80,18 @@ def reference(args, buffers, skip=(), targets="req_to_token"):
         for o, b in zip(out, buffers):
             o[t] = b[s]
     return out, tgt, src
+
+
+def capture_move(move):
+    """Runs ``move`` once on a side stream (the warm-up outside capture that
+    sglang does too), then captures it in a CUDA graph on the current device
+    and stream; returns the graph."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        move()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        move()
+    return graph

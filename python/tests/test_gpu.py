@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="GPU tests need torch")
 
 import specc  # noqa: E402
-from gpu_cases import make_case, reference  # noqa: E402
+from gpu_cases import capture_move, make_case, reference  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -133,14 +133,8 @@ def test_serving_loop_bad_request_at_step_37():
         inputs.append(args)
         inits.append(init)
     specc.prepare(0, bs * w, bufs)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs)
-    torch.cuda.current_stream().wait_stream(s)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs)
+    graph = capture_move(
+        lambda: specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs))
     torch.cuda.synchronize()
     specc.check()
     snapshots, raised = [], []
@@ -201,14 +195,8 @@ def test_cuda_graph_replay_with_new_indices():
     args, bufs = make_case(bs, w, tree=True, seed=21)
     static = {k: v.clone() for k, v in args.items()}
     specc.prepare(0, bs * w, bufs)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):  # warm up outside capture
-        specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs)
-    torch.cuda.current_stream().wait_stream(s)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs)
+    graph = capture_move(
+        lambda: specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs))
     for seed in (22, 23, 24):
         new, _ = make_case(bs, w, tree=True, seed=seed)
         # Same pool geometry: reuse req_to_token's shape, fresh index values.
@@ -233,14 +221,8 @@ def test_graph_keeps_its_pool_after_another_is_registered():
     other, bufs_b = make_case(bs, w, tree=True, layers=1, seed=32)
     static = {k: v.clone() for k, v in args.items()}
     specc.prepare(0, bs * w, bufs_a)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs_a)
-    torch.cuda.current_stream().wait_stream(s)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs_a)
+    graph = capture_move(
+        lambda: specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs_a))
     torch.cuda.synchronize()
     # Pool B, eagerly, on the same thread and device; then a larger batch on
     # B, so that the scratch grows too.

@@ -35,7 +35,7 @@ if _GPUS < 2:
 
 import specc  # noqa: E402
 from specc import api  # noqa: E402
-from gpu_cases import make_case, reference  # noqa: E402
+from gpu_cases import capture_move, make_case, reference  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -73,14 +73,8 @@ def _rank_main(rank, world, port, out_dir):
         staged = {k: torch.empty_like(v) for k, v in static.items()}
         bufs = _shard(rank, small[0].shape[0])  # make_case's slot count, every seed
         specc.prepare(rank, BS * W, bufs)
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):  # warm up outside capture
-            specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs)
+        graph = capture_move(
+            lambda: specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs))
         torch.cuda.synchronize()
         for step in range(STEPS):
             if rank == 0:
@@ -143,14 +137,8 @@ def test_gpu1_while_gpu0_is_current():
     static = {k: v.clone() for k, v in args.items()}
     with torch.cuda.device(1):
         specc.prepare(1, 32 * 4, bufs)
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs)
+        graph = capture_move(
+            lambda: specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs))
     assert torch.cuda.current_device() == 0
     for seed in (4, 5):
         new, _ = make_case(32, 4, tree=True, layers=4, k_row=256, device="cuda:1", seed=seed)
