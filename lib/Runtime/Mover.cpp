@@ -557,6 +557,16 @@ int specc_mover::loadModule() {
   return SPECC_SUCCESS;
 }
 
+namespace {
+/// The bound on a mover's scratch (bs * W): entry indices are 32-bit.
+int checkMaxEntries(int64_t max_entries) {
+  return max_entries < 0 || max_entries > INT32_MAX
+             ? fail(SPECC_ERROR_INVALID_ARGUMENT,
+                    "max_entries must lie in [0, 2^31 - 1]")
+             : SPECC_SUCCESS;
+}
+} // namespace
+
 extern "C" {
 
 int specc_mover_create(int device, int64_t max_entries, specc_mover **out) {
@@ -564,9 +574,8 @@ int specc_mover_create(int device, int64_t max_entries, specc_mover **out) {
     if (!out)
       return fail(SPECC_ERROR_INVALID_ARGUMENT, "out must not be null");
     *out = nullptr;
-    if (max_entries < 0 || max_entries > INT32_MAX)
-      return fail(SPECC_ERROR_INVALID_ARGUMENT,
-                  "max_entries must lie in [0, 2^31 - 1]");
+    if (int rc = checkMaxEntries(max_entries))
+      return rc;
     auto m = std::make_unique<specc_mover>();
     m->device = device;
     if (device != SPECC_DEVICE_CPU) {
@@ -896,15 +905,12 @@ int specc_mover_reserve(specc_mover *m, int64_t max_entries) {
   return guarded([&]() -> int {
     if (!m)
       return fail(SPECC_ERROR_INVALID_ARGUMENT, "mover must not be null");
-    if (max_entries < 0 || max_entries > INT32_MAX)
-      return fail(SPECC_ERROR_INVALID_ARGUMENT,
-                  "max_entries must lie in [0, 2^31 - 1]");
+    if (int rc = checkMaxEntries(max_entries))
+      return rc;
     std::lock_guard<std::mutex> lock(m->busy);
     if (max_entries <= m->capacity)
       return SPECC_SUCCESS;
-    if (!m->drv)
-      return m->allocate(max_entries);
-    ContextScope scope(m);
+    ContextScope scope(m); // pushes nothing on the CPU path
     return m->allocate(max_entries);
   });
 }
