@@ -60,9 +60,13 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       that fit at once). Plan: each request is validated on its own (a bad
       one is skipped) and writes its (target, source) pairs; a verdict says
       whether every hazard stays inside its request. Batches of at most
-      `4 x block` entries are planned by every block in shared memory,
-      larger ones by the first block to take a ticket, in the workspace,
-      while the others wait for its verdict. Move: a safe batch runs one
+      `4 x block` entries are planned by every block in shared memory;
+      larger ones are validated by every block, a chunk of `block` requests
+      at a time taken from a counter in the workspace, and checked and
+      planned there by the block that validates the last chunk, while the
+      others wait for its verdict. A batch that moves nothing skips the
+      hazard check. The first `block` rows of the buffer table are read into
+      shared memory beside the first index reads. Move: a safe batch runs one
       thread per (request, two buffers, 16-byte slice); otherwise every
       moving entry's 16 bytes are staged in registers per (buffer, column)
       block, in depth order for large batches. The status record is written

@@ -20,7 +20,7 @@ extern "C" {
 /// Version of the binary contract between the compiler and the runtime: the
 /// manifest specc writes carries it and the runtime refuses an image of any
 /// other version. Bump it whenever anything in this file changes meaning.
-#define KVCACHE_ABI_VERSION 5
+#define KVCACHE_ABI_VERSION 6
 
 /// Layout of the `status` record written by checked ops: memref<4xi64> for
 /// the stage ops, memref<8xi64> (all fields) for kvcache.move_accepted_tokens.
@@ -195,8 +195,9 @@ enum KVCacheParam {
 /// Workspace of kvcache.move_accepted_tokens (GPU lowering) for n = bs * W
 /// entries, in bytes. It must be zero before its first use; every launch
 /// leaves the control words zero again when it ends.
-///   [0, 64)              control: i32 ticket, i32 verdict flag, i32 blocks
-///                        done (self-resetting), then per-call counters
+///   [0, 64)              control words (KVCacheFusedControl), all
+///                        self-resetting: the last block to end a launch
+///                        past the local capacity zeroes them
 ///   targets = 64         i64 [n] target of entry i * W + j (j < acc_i)
 ///   sources = 64 + 8n    i64 [n] its source; entries that move nothing hold
 ///                        the same value in both
@@ -211,11 +212,26 @@ static inline int64_t kvcacheFusedWorkspaceBytes(int64_t n) {
   return kvcacheFusedPlanOffset(n) + kvcacheMoveWorkspaceBytes(n);
 }
 
-/// Control words of the fused workspace (i32 indices).
+/// Control words of the fused workspace (i32 indices). CLAIM hands out
+/// chunks of requests to validate, FLAG is the published verdict, DONE
+/// counts the blocks that ended.
 enum KVCacheFusedControl {
-  KVCACHE_CTRL_TICKET = 0,
+  KVCACHE_CTRL_CLAIM = 0,
   KVCACHE_CTRL_FLAG = 1,
   KVCACHE_CTRL_DONE = 2,
+};
+/// Totals of the fused workspace (i64 indices, after the control words):
+/// the blocks' moved entries and skipped requests; INT64_MAX minus the
+/// lowest bad request (0: none; combined with atomic max); and PROGRESS,
+/// which each block adds once: its chunks validated (bits 0-31), plus 2^32
+/// if it moved anything and 2^48 if it skipped a request. The block whose
+/// addition completes the chunk count plans, and reads the other totals
+/// only when some block moved or skipped.
+enum KVCacheFusedTotal {
+  KVCACHE_TOTAL_MOVED = 2,
+  KVCACHE_TOTAL_SKIPPED = 3,
+  KVCACHE_TOTAL_FIRST_BAD = 4,
+  KVCACHE_TOTAL_PROGRESS = 5,
 };
 
 #ifdef __cplusplus

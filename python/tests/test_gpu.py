@@ -367,6 +367,36 @@ def test_crossed_sources(bs, upto):
     assert specc.last_status()[6] == 2  # the staged path
 
 
+# Past 1024 entries every block validates chunks of 256 requests into the
+# workspace and the block that validates the last chunk plans: the status
+# must sum every chunk and name the lowest bad request, whichever block saw
+# it; the control words must be clean for the next call, large or small.
+@pytest.mark.parametrize("tree", [False, True])
+def test_large_batch_counts_every_chunk(tree):
+    bs = 1500  # six chunks
+    args, bufs = make_case(bs, 4, tree=tree, seed=17)
+    bad = [1300, 700, 260]  # chunks 5, 2 and 1
+    for i in bad:
+        args["req_pool_indices"][i] = args["req_to_token"].shape[0] + i
+    want, tgt, src = reference(args, bufs, skip=set(bad))
+    moved = int((tgt != src).sum())
+    assert (moved > 0) == tree
+    with pytest.raises(specc.InputError, match="req_pool_indices"):
+        specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs, check=True)
+    st = specc.last_status()
+    assert (st[0], st[1], st[4], st[5]) == (1, 260, 3, moved), st
+    assert st[6] == (1 if tree else 0)
+    for i, (got, exp) in enumerate(zip(bufs, want)):
+        assert torch.equal(got, exp), f"buffer {i} differs"
+    # The next calls start from clean control words: a large good batch, a
+    # small one, and the large one again.
+    for n, seed in [(bs, 18), (8, 19), (bs, 20)]:
+        a2, b2 = make_case(n, 4, tree=tree, seed=seed)
+        t2, s2 = run_and_compare(a2, b2)
+        st = specc.last_status()
+        assert st[0] == 0 and st[4] == 0 and st[5] == int((t2 != s2).sum()), st
+
+
 def test_cycles_past_staging_capacity_change_nothing():
     # About 2500 moved rows, all on cycles: more than one shared-memory chunk.
     args, bufs = _crossed(1024, 4, seed=5)

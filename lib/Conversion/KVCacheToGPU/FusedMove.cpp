@@ -7,12 +7,14 @@
 //     reported), write its (target, source) pairs at entry i * W + j, and
 //     decide whether every hazard stays inside its request: no target is
 //     written twice, no source is another request's target, and within a
-//     request no entry reads a row an earlier entry writes. Batches of at
-//     most `C = block * 4` entries are planned by every block on its own,
-//     in shared memory (no block waits for another); larger ones by the
-//     first block to start (a ticket), in the workspace, while the others
-//     wait for its verdict. A first block never waits, so this cannot
-//     deadlock whatever the residency.
+//     request no entry reads a row an earlier entry writes (a batch that
+//     moves nothing skips the check). Batches of at most `C = block * 4`
+//     entries are planned by every block on its own, in shared memory (no
+//     block waits for another). Larger ones are validated by all blocks, a
+//     chunk of `block` requests at a time (claimed from a counter), into the
+//     workspace; the block that validates the last chunk checks and plans
+//     there while the others wait for its verdict. That block waits for
+//     nobody, so this cannot deadlock whatever the residency.
 //  B. Move. Safe batch: one thread per (request, two buffers, 16-byte
 //     slice) moves the request's entries in order, four at a time in both
 //     buffers (loads, then stores). Otherwise the block that owns a
@@ -60,8 +62,9 @@ enum {
   MOVED,
   NUM_VALUES
 };
-/// Shared i32 flags: hazard across requests, the block's ticket, verdict.
-enum { UNSAFE, TICKET, VERDICT, NUM_FLAGS };
+/// Shared i32 flags: hazard across requests, whether the block plans (0)
+/// or waits (1), the chunk it claimed, the verdict.
+enum { UNSAFE, PLANNER, CLAIMED, VERDICT, NUM_FLAGS };
 /// Verdicts published by a planner block (0 = not yet).
 enum { V_PER_REQUEST = 1, V_STAGED = 2, V_NONE = 3 };
 
@@ -236,6 +239,11 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
     Value val(int64_t f) { return k.gep(vals, i64, k.i64(f)); }
     Value flag(int64_t f) { return k.gep(flags, i32, k.i64(f)); }
     Value ctrl(int64_t f) { return k.gep(p["workspace"], i32, k.i64(f)); }
+    Value total(int64_t f) { return k.gep(p["workspace"], i64, k.i64(f)); }
+    Value globalAtomic(LLVM::AtomicBinOp bin, Value at, Value v) {
+      return LLVM::AtomicRMWOp::create(
+          b, bin, at, v, LLVM::AtomicOrdering::monotonic, "device");
+    }
     Value sharedAtomic(LLVM::AtomicBinOp bin, Value at, Value v) {
       return LLVM::AtomicRMWOp::create(
           b, bin, at, v, LLVM::AtomicOrdering::monotonic, "block");
@@ -276,16 +284,8 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
           ws, i8, k.add(k.mul(n, k.i64(16)), k.i64(kvcacheFusedPlanOffset(0))));
       Value isThread0 = k.cmp(P::eq, tid, zero);
 
-      // Ticket: which block plans a large batch (the first to start).
       k.ifThen(isThread0, [&] {
-        Value ticket = k.ifValue(
-            local, i32, [&]() -> Value { return k.i32(0); },
-            [&]() -> Value {
-              return LLVM::AtomicRMWOp::create(
-                  b, LLVM::AtomicBinOp::add, ctrl(KVCACHE_CTRL_TICKET),
-                  k.i32(1), LLVM::AtomicOrdering::monotonic, "device");
-            });
-        k.store(ticket, flag(TICKET), 4);
+        k.store(k.i32(0), flag(PLANNER), 4);
         k.store(k.i32(0), flag(UNSAFE), 4);
         k.store(k.i32(0), flag(VERDICT), 4);
         k.store(k.i64(INT64_MAX), val(MIN_SLOTS), 8);
@@ -294,7 +294,10 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
           k.store(zero, val(f), 8);
       });
       k.barrier();
-      Value planner = k.cmp(P::eq, k.load(i32, flag(TICKET), 4), k.i32(0));
+      // A large batch: every block validates the chunks of requests it
+      // claims; the one that validates the last chunk plans.
+      k.ifThen(k.bitNot(local), [&] { validateChunks(); });
+      Value planner = k.cmp(P::eq, k.load(i32, flag(PLANNER), 4), k.i32(0));
       k.ifThenElse(
           planner, [&] { plan(sTgt, sSrc); }, [&] { waitVerdict(); });
       k.barrier();
@@ -302,7 +305,8 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
       k.ifThen(k.cmp(P::eq, verdict, k.i32(V_PER_REQUEST)),
                [&] { movePerRequest(); });
       k.ifThen(k.cmp(P::eq, verdict, k.i32(V_STAGED)), [&] { moveStaged(); });
-      // C. The last block of a ticketed launch restores the control words.
+      // C. The last block of a launch past the local capacity restores the
+      // control words.
       k.ifThen(k.bitAnd(k.bitNot(local), isThread0), [&] {
         LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
         Value done = LLVM::AtomicRMWOp::create(
@@ -310,13 +314,116 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
             LLVM::AtomicOrdering::monotonic, "device");
         k.ifThen(k.cmp(P::eq, k.toI64(done), k.sub(nblocks, one)), [&] {
           for (int64_t c :
-               {KVCACHE_CTRL_TICKET, KVCACHE_CTRL_FLAG, KVCACHE_CTRL_DONE})
+               {KVCACHE_CTRL_CLAIM, KVCACHE_CTRL_FLAG, KVCACHE_CTRL_DONE})
             k.store(k.i32(0), ctrl(c), 4);
+          for (int64_t t : {KVCACHE_TOTAL_MOVED, KVCACHE_TOTAL_SKIPPED,
+                            KVCACHE_TOTAL_FIRST_BAD, KVCACHE_TOTAL_PROGRESS})
+            k.store(zero, total(t), 8);
         });
       });
     }
 
-    /// Blocks of a ticketed launch other than the planner: wait for the
+    /// A batch past the local capacity, in every block: claim chunks of T
+    /// requests (an atomic counter) and validate them, writing their entries
+    /// to the workspace lists, until none is left (the next chunk is claimed
+    /// while the current one is validated); then add the block's counts to
+    /// the workspace totals and its progress to PROGRESS. The block whose
+    /// addition completes the chunk count plans (PLANNER = 0), with the
+    /// totals in its shared values; the others wait for its verdict. A block
+    /// waits only for the planner, which is running and waits for nobody
+    /// (every chunk was validated by a block that had claimed it, without
+    /// waiting): no residency assumption can deadlock.
+    void validateChunks() {
+      Value isThread0 = k.cmp(P::eq, tid, zero);
+      Value tT = k.i64(T);
+      Value chunks = arith::DivUIOp::create(b, k.add(bs, k.i64(T - 1)), tT);
+      auto claim = [&] {
+        return globalAtomic(LLVM::AtomicBinOp::add, ctrl(KVCACHE_CTRL_CLAIM),
+                            k.i32(1));
+      };
+      k.ifThen(isThread0, [&] { k.store(claim(), flag(CLAIMED), 4); });
+      k.barrier();
+      Value mine =
+          k.whileLoop(zero, [&](Value done) -> std::pair<Value, Value> {
+            Value c = k.toI64(k.load(i32, flag(CLAIMED), 4));
+            Value more = k.cmp(P::slt, c, chunks);
+            // Every thread has read CLAIMED before thread 0 replaces it.
+            k.barrier();
+            k.ifThen(more, [&] {
+              Value next = k.ifValue(
+                  isThread0, i32, [&]() -> Value { return claim(); },
+                  [&]() -> Value { return k.i32(0); });
+              Value i = k.add(k.mul(c, tT), tid);
+              checkRequest(i, k.cmp(P::slt, i, bs), p["min_slots"]);
+              k.ifThen(isThread0, [&] { k.store(next, flag(CLAIMED), 4); });
+            });
+            k.barrier();
+            return {more, k.select(more, k.add(done, one), done)};
+          });
+      k.ifThen(isThread0, [&] {
+        Value moved = k.load(i64, val(MOVED), 8);
+        Value skipped = k.load(i64, val(SKIPPED), 8);
+        Value firstBad = k.load(i64, val(FIRST_BAD), 8);
+        Value anyMoved = k.cmp(P::sgt, moved, zero);
+        Value anySkipped = k.cmp(P::sgt, skipped, zero);
+        Value last = k.ifValue(
+            k.cmp(P::sgt, mine, zero), b.getI1Type(),
+            [&]() -> Value {
+              k.ifThen(anyMoved, [&] {
+                globalAtomic(LLVM::AtomicBinOp::add, total(KVCACHE_TOTAL_MOVED),
+                             moved);
+              });
+              k.ifThen(anySkipped, [&] {
+                globalAtomic(LLVM::AtomicBinOp::add,
+                             total(KVCACHE_TOTAL_SKIPPED), skipped);
+                globalAtomic(LLVM::AtomicBinOp::max,
+                             total(KVCACHE_TOTAL_FIRST_BAD),
+                             k.sub(k.i64(INT64_MAX), firstBad));
+              });
+              Value progress = k.add(
+                  mine,
+                  k.add(k.select(anyMoved, k.i64(int64_t(1) << 32), zero),
+                        k.select(anySkipped, k.i64(int64_t(1) << 48), zero)));
+              // Release: the block's entries and totals before its progress.
+              LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+              Value after =
+                  k.add(globalAtomic(LLVM::AtomicBinOp::add,
+                                     total(KVCACHE_TOTAL_PROGRESS), progress),
+                        progress);
+              Value isLast =
+                  k.cmp(P::eq, k.bitAnd(after, k.i64(0xffffffff)), chunks);
+              // Acquire: every block's entries and totals are visible.
+              k.ifThen(isLast, [&] {
+                LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel,
+                                      "device");
+                // The totals, read only if some block moved or skipped
+                // (otherwise they are all zero: no round trip).
+                Value others = k.cmp(
+                    P::ne, arith::ShRUIOp::create(b, after, k.i64(32)), zero);
+                k.ifThen(others, [&] {
+                  auto read = [&](int64_t t) {
+                    return globalAtomic(LLVM::AtomicBinOp::add, total(t), zero);
+                  };
+                  Value m = read(KVCACHE_TOTAL_MOVED);
+                  Value sk = read(KVCACHE_TOTAL_SKIPPED);
+                  Value fb = read(KVCACHE_TOTAL_FIRST_BAD);
+                  k.store(m, val(MOVED), 8);
+                  k.store(sk, val(SKIPPED), 8);
+                  k.store(k.select(k.cmp(P::eq, fb, zero), k.i64(INT64_MAX),
+                                   k.sub(k.i64(INT64_MAX), fb)),
+                          val(FIRST_BAD), 8);
+                });
+              });
+              return isLast;
+            },
+            [&]() -> Value { return k.i1(false); });
+        k.store(k.select(last, k.i32(0), k.i32(1)), flag(PLANNER), 4);
+      });
+      k.barrier();
+    }
+
+    /// Blocks of a launch past the local capacity other than the planner:
+    /// wait for the
     /// published verdict (acquire), then read the lists like the planner.
     void waitVerdict() {
       k.ifThen(k.cmp(P::eq, tid, zero), [&] {
@@ -341,13 +448,16 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
       // (the runtime passes it: a table walk here would cost every block a
       // memory round trip and a barrier).
       Value minSlots = p["min_slots"];
-      // Requests in rounds of T (uniform trip count: barriers inside).
-      k.forLoop(zero, bs, k.i64(T), [&](Value base) {
-        Value i = k.add(base, tid);
-        Value active = k.cmp(P::slt, i, bs);
-        checkRequest(i, active, minSlots);
+      // A local batch: its requests in rounds of T (uniform trip count);
+      // a large one was validated by every block (validateChunks).
+      k.ifThen(local, [&] {
+        k.forLoop(zero, bs, k.i64(T), [&](Value base) {
+          Value i = k.add(base, tid);
+          Value active = k.cmp(P::slt, i, bs);
+          checkRequest(i, active, minSlots);
+        });
+        k.barrier();
       });
-      k.barrier();
       recordFirstViolation(minSlots);
       // Hazards across requests.
       auto src = [&](Value e) { return srcAt(e); };
@@ -367,33 +477,47 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
         });
         k.barrier();
       };
+      // A batch that moves nothing (a topk-1 chain) has no hazard to find:
+      // the check is skipped (MOVED is final behind the rounds' barrier, so
+      // the branch is uniform).
+      Value anyMoves = k.cmp(P::sgt, k.load(i64, val(MOVED), 8), zero);
       Value capacityError = k.ifValue(
-          local, b.getI1Type(),
+          anyMoves, b.getI1Type(),
           [&]() -> Value {
-            int64_t log2C = llvm::Log2_64(2 * C);
-            Value keys = k.sharedMemory(
-                (k.getKernel().getName() + "_keys").str(),
-                LLVM::LLVMArrayType::get(i64, int64_t(1) << log2C), false);
-            Value values = k.sharedMemory(
-                (k.getKernel().getName() + "_writers").str(),
-                LLVM::LLVMArrayType::get(i32, int64_t(1) << log2C), false);
-            MovePlan table(k, keys, values, log2C, n, T,
-                           (k.getKernel().getName() + "_local").str());
-            crossCheck(table);
-            return k.i1(false);
+            return k.ifValue(
+                local, b.getI1Type(),
+                [&]() -> Value {
+                  int64_t log2C = llvm::Log2_64(2 * C);
+                  Value keys = k.sharedMemory(
+                      (k.getKernel().getName() + "_keys").str(),
+                      LLVM::LLVMArrayType::get(i64, int64_t(1) << log2C),
+                      false);
+                  Value values = k.sharedMemory(
+                      (k.getKernel().getName() + "_writers").str(),
+                      LLVM::LLVMArrayType::get(i32, int64_t(1) << log2C),
+                      false);
+                  MovePlan table(k, keys, values, log2C, n, T,
+                                 (k.getKernel().getName() + "_local").str());
+                  crossCheck(table);
+                  return k.i1(false);
+                },
+                [&]() -> Value {
+                  MovePlan table(k, planWs, n, T, k.getKernel().getName());
+                  crossCheck(table);
+                  Value unsafe =
+                      k.cmp(P::ne, k.load(i32, flag(UNSAFE), 4), k.i32(0));
+                  k.ifThen(unsafe, [&] { table.plan(src, tgt); });
+                  // Rows on or feeding a cycle must fit one chunk.
+                  Value cyclic = k.ifValue(
+                      unsafe, i64,
+                      [&]() -> Value {
+                        return k.loadI64(planWs, i32, k.i64(2));
+                      },
+                      [&]() -> Value { return zero; });
+                  return k.cmp(P::sgt, cyclic, k.i64(C));
+                });
           },
-          [&]() -> Value {
-            MovePlan table(k, planWs, n, T, k.getKernel().getName());
-            crossCheck(table);
-            Value unsafe = k.cmp(P::ne, k.load(i32, flag(UNSAFE), 4), k.i32(0));
-            k.ifThen(unsafe, [&] { table.plan(src, tgt); });
-            // Rows on or feeding a cycle must fit one chunk.
-            Value cyclic = k.ifValue(
-                unsafe, i64,
-                [&]() -> Value { return k.loadI64(planWs, i32, k.i64(2)); },
-                [&]() -> Value { return zero; });
-            return k.cmp(P::sgt, cyclic, k.i64(C));
-          });
+          [&]() -> Value { return k.i1(false); });
       Value unsafe = k.cmp(P::ne, k.load(i32, flag(UNSAFE), 4), k.i32(0));
       Value moved = k.load(i64, val(MOVED), 8);
       Value verdict = k.select(

@@ -1,7 +1,8 @@
 // kvcache.move_accepted_tokens becomes one kernel named after its function:
 // the entry point the runtime launches, with its parameters named in the
-// launch contract (the manifest), a ticket for the planner block of large
-// batches, an acquire/release handshake for the others, and no kvcache op
+// launch contract (the manifest), chunks of requests claimed from a counter
+// by every block for large batches, an acquire/release handshake between the
+// planner and the others, and no kvcache op
 // left. An op the pattern cannot lower is an error where it is.
 // RUN: specc-opt %s --split-input-file --kvcache-to-gpu --verify-diagnostics | FileCheck %s
 
@@ -16,8 +17,16 @@
 // CHECK-SAME: nvvm.minctasm = 2 : i32
 // CHECK: %[[N:.*]] = arith.muli %[[BS]], %[[W]] : i64
 // CHECK: arith.cmpi sle, %[[N]], %{{.*}} : i64
-// The ticket: only batches past the local capacity take one.
+// Batches past the local capacity: chunks claimed from a counter (the next
+// one while the current one is validated), the counts added to the
+// workspace totals, then the block's progress after a fence.
 // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i32
+// CHECK: scf.while
+// CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i32
+// CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
+// CHECK: llvm.atomicrmw max %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
+// CHECK: llvm.fence syncscope("device") acq_rel
+// CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // The planner publishes its verdict; the other blocks wait for it.
 // CHECK: llvm.store volatile %{{.*}} atomic syncscope("device") release
 // CHECK: llvm.load volatile %{{.*}} atomic syncscope("device") acquire
