@@ -1,0 +1,258 @@
+//===- FusedCopy.cpp - phase B of the fused kernel: the row moves ---------===//
+//
+// Phase B of the kernel FusedMove.cpp builds: a safe batch moves each
+// request's entries in order, one thread per (request, buffer group,
+// 16-byte slice); a batch with hazards across requests stages every moving
+// entry per (buffer, column) block, in depth order for large batches.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusedMove.h"
+
+#include "KVCache/KVCacheABI.h"
+
+using namespace mlir;
+using namespace mlir::kvcache;
+using namespace mlir::kvcache::fused;
+
+std::tuple<Value, Value, Value> FusedKernel::bufferRow(Value buf) {
+  Value table = p["buffers"];
+  Value row = k.mul(buf, k.i64(KVCACHE_BUFFER_COLUMNS));
+  Value base = k.loadI64(table, i64, k.add(row, k.i64(KVCACHE_BUFFER_ADDRESS)));
+  Value rowBytes =
+      k.loadI64(table, i64, k.add(row, k.i64(KVCACHE_BUFFER_ROW_BYTES)));
+  Value vectorizable = k.cmp(
+      P::eq, k.bitAnd(k.bitOr(base, rowBytes), k.i64(kVectorBytes - 1)), zero);
+  return {LLVM::IntToPtrOp::create(b, k.globalPtrType(), base), rowBytes,
+          vectorizable};
+}
+
+Value FusedKernel::loadSlice(Value base, Value rowBytes, Value vectorizable,
+                             Value slot, Value col) {
+  Value at = k.gep(base, i8, k.add(k.mul(slot, rowBytes), col));
+  return k.ifValue(
+      vectorizable, vec,
+      [&]() -> Value { return k.load(vec, at, kVectorBytes); },
+      [&]() -> Value {
+        // Byte by byte, packed into i32 words: a slice stays in four
+        // registers whichever path it takes.
+        Value v = zeroVec();
+        for (int64_t w = 0; w < kVectorBytes / 4; ++w) {
+          Value word = k.i32(0);
+          for (int64_t q = 0; q < 4; ++q) {
+            int64_t off = 4 * w + q;
+            Value in = k.cmp(P::slt, k.add(col, k.i64(off)), rowBytes);
+            Value byte = k.ifValue(
+                in, i32,
+                [&]() -> Value {
+                  return arith::ExtUIOp::create(
+                      b, i32, k.load(i8, k.gep(at, i8, k.i64(off)), 1));
+                },
+                [&]() -> Value { return k.i32(0); });
+            word = arith::OrIOp::create(
+                b, word, arith::ShLIOp::create(b, byte, k.i32(8 * q)));
+          }
+          v = LLVM::InsertElementOp::create(b, v, word, k.i32(w));
+        }
+        return v;
+      });
+}
+
+void FusedKernel::storeSlice(Value base, Value rowBytes, Value vectorizable,
+                             Value slot, Value col, Value v) {
+  Value at = k.gep(base, i8, k.add(k.mul(slot, rowBytes), col));
+  k.ifThenElse(
+      vectorizable, [&] { k.store(v, at, kVectorBytes); },
+      [&] {
+        for (int64_t w = 0; w < kVectorBytes / 4; ++w) {
+          Value word = LLVM::ExtractElementOp::create(b, v, k.i32(w));
+          for (int64_t q = 0; q < 4; ++q) {
+            int64_t off = 4 * w + q;
+            k.ifThen(k.cmp(P::slt, k.add(col, k.i64(off)), rowBytes), [&] {
+              Value byte = arith::TruncIOp::create(
+                  b, i8, arith::ShRUIOp::create(b, word, k.i32(8 * q)));
+              k.store(byte, k.gep(at, i8, k.i64(off)), 1);
+            });
+          }
+        }
+      });
+}
+
+void FusedKernel::movePerRequest() {
+  Value S = p["row_vectors"], B = p["num_buffers"];
+  Value tT = k.i64(T), G = k.i64(kBufferGroup);
+  Value lanes = k.select(k.cmp(P::slt, S, tT), S, tT);
+  Value perBlock = arith::DivUIOp::create(b, tT, lanes);
+  Value sub = arith::DivUIOp::create(b, tid, lanes);
+  Value lane = arith::RemUIOp::create(b, tid, lanes);
+  Value groups =
+      arith::DivUIOp::create(b, k.add(B, k.i64(kBufferGroup - 1)), G);
+  Value tasks = k.mul(bs, groups);
+  k.ifThen(k.cmp(P::slt, sub, perBlock), [&] {
+    k.forLoop(
+        k.add(k.mul(bid, perBlock), sub), tasks, k.mul(nblocks, perBlock),
+        [&](Value task) {
+          // 32-bit division: the runtime bounds bs * buffers below 2^31.
+          Value t32 = k.toI32(task), g32 = k.toI32(groups);
+          Value i = k.toI64(arith::DivUIOp::create(b, t32, g32));
+          Value group = k.toI64(arith::RemUIOp::create(b, t32, g32));
+          SmallVector<std::tuple<Value, Value, Value>> rowsOf;
+          SmallVector<Value> present;
+          for (int64_t q = 0; q < kBufferGroup; ++q) {
+            Value buf = k.add(k.mul(group, G), k.i64(q));
+            Value in = k.cmp(P::slt, buf, B);
+            // Absent buffers read as zero-byte rows at address 0.
+            SmallVector<Value> row = k.ifValues(
+                in, {k.globalPtrType(), i64, b.getI1Type()},
+                [&]() -> SmallVector<Value> {
+                  auto [base, rowBytes, vectorizable] = bufferRow(buf);
+                  return {base, rowBytes, vectorizable};
+                },
+                [&]() -> SmallVector<Value> {
+                  return {LLVM::ZeroOp::create(b, k.globalPtrType()), zero,
+                          k.i1(true)};
+                });
+            rowsOf.push_back({row[0], row[1], row[2]});
+          }
+          Value allVector = k.i1(true);
+          for (auto [base, rowBytes, vectorizable] : rowsOf)
+            allVector = k.bitAnd(allVector, vectorizable);
+          Value first = k.mul(i, W);
+          k.forLoop(lane, S, lanes, [&](Value c) {
+            Value col = k.mul(c, k.i64(kVectorBytes));
+            // The common case, every row of the group 16-byte aligned: the
+            // request's entries kEntryGroup at a time, each in every buffer
+            // of the group, all loads before any store (one memory round
+            // trip per group of entries, not per entry).
+            k.ifThenElse(
+                allVector,
+                [&] {
+                  k.forLoop(zero, W, k.i64(kEntryGroup), [&](Value g) {
+                    SmallVector<Value> tg, mv, data;
+                    for (int64_t q = 0; q < kEntryGroup; ++q) {
+                      Value j = k.add(g, k.i64(q));
+                      SmallVector<Value> ts = k.ifValues(
+                          k.cmp(P::slt, j, W), {i64, i64},
+                          [&]() -> SmallVector<Value> {
+                            return {tgtAt(k.add(first, j)),
+                                    srcAt(k.add(first, j))};
+                          },
+                          [&]() -> SmallVector<Value> {
+                            return {minusOne, minusOne};
+                          });
+                      tg.push_back(ts[0]);
+                      mv.push_back(k.cmp(P::ne, ts[0], ts[1]));
+                      for (auto [base, rowBytes, vectorizable] : rowsOf) {
+                        Value here =
+                            k.bitAnd(mv.back(), k.cmp(P::slt, col, rowBytes));
+                        Value at =
+                            k.gep(base, i8, k.add(k.mul(ts[1], rowBytes), col));
+                        data.push_back(k.ifValue(
+                            here, vec,
+                            [&]() -> Value {
+                              return k.load(vec, at, kVectorBytes);
+                            },
+                            [&]() -> Value { return zeroVec(); }));
+                      }
+                    }
+                    for (int64_t q = 0; q < kEntryGroup; ++q)
+                      for (auto [r, row] : llvm::enumerate(rowsOf)) {
+                        auto [base, rowBytes, vectorizable] = row;
+                        Value here =
+                            k.bitAnd(mv[q], k.cmp(P::slt, col, rowBytes));
+                        k.ifThen(here, [&] {
+                          k.store(data[q * rowsOf.size() + r],
+                                  k.gep(base, i8,
+                                        k.add(k.mul(tg[q], rowBytes), col)),
+                                  kVectorBytes);
+                        });
+                      }
+                  });
+                },
+                [&] {
+                  // The byte path: entry by entry, buffer by buffer.
+                  k.forLoop(zero, W, one, [&](Value j) {
+                    Value t = tgtAt(k.add(first, j)),
+                          s = srcAt(k.add(first, j));
+                    k.ifThen(k.cmp(P::ne, t, s), [&] {
+                      for (auto [base, rowBytes, vectorizable] : rowsOf)
+                        k.ifThen(k.cmp(P::slt, col, rowBytes), [&] {
+                          Value v =
+                              loadSlice(base, rowBytes, vectorizable, s, col);
+                          storeSlice(base, rowBytes, vectorizable, t, col, v);
+                        });
+                    });
+                  });
+                });
+          });
+        });
+  });
+}
+
+void FusedKernel::moveStaged() {
+  Value S = p["row_vectors"], B = p["num_buffers"];
+  Value units = k.mul(B, S);
+  Value planList = k.gep(planWs, i8, k.i64(kvcacheMoveListOffset()));
+  // Local plans stage every entry in one chunk (n <= C); large ones the
+  // overlapping entries in depth order, then the rest directly.
+  Value staged = k.ifValue(
+      local, i64, [&]() -> Value { return n; },
+      [&]() -> Value { return k.loadI64(planWs, i32, k.i64(1)); });
+  Value direct = k.ifValue(
+      local, i64, [&]() -> Value { return zero; },
+      [&]() -> Value {
+        return k.sub(k.loadI64(planWs, i32, k.i64(0)), staged);
+      });
+  auto entryAt = [&](Value pos) {
+    return k.ifValue(
+        local, i64, [&]() -> Value { return pos; },
+        [&]() -> Value { return k.loadI64(planList, i32, pos); });
+  };
+  k.forLoop(bid, units, nblocks, [&](Value u) {
+    Value buf = arith::DivUIOp::create(b, u, S);
+    Value c = arith::RemUIOp::create(b, u, S);
+    auto [base, rowBytes, vectorizable] = bufferRow(buf);
+    Value col = k.mul(c, k.i64(kVectorBytes));
+    k.ifThen(k.cmp(P::slt, col, rowBytes), [&] {
+      k.forLoop(zero, staged, k.i64(C), [&](Value chunk) {
+        SmallVector<Value> tg, mv, data;
+        for (int64_t q = 0; q < kStageSlots; ++q) {
+          Value pos = k.add(chunk, k.add(k.i64(q * T), tid));
+          Value in = k.cmp(P::slt, pos, staged);
+          SmallVector<Value> ts = k.ifValues(
+              in, {i64, i64},
+              [&]() -> SmallVector<Value> {
+                Value e = entryAt(pos);
+                return {tgtAt(e), srcAt(e)};
+              },
+              [&]() -> SmallVector<Value> {
+                return {minusOne, minusOne};
+              });
+          Value moves = k.cmp(P::ne, ts[0], ts[1]);
+          tg.push_back(ts[0]);
+          mv.push_back(moves);
+          data.push_back(k.ifValue(
+              moves, vec,
+              [&]() -> Value {
+                return loadSlice(base, rowBytes, vectorizable, ts[1], col);
+              },
+              [&]() -> Value { return zeroVec(); }));
+        }
+        k.barrier();
+        for (int64_t q = 0; q < kStageSlots; ++q)
+          k.ifThen(mv[q], [&] {
+            storeSlice(base, rowBytes, vectorizable, tg[q], col, data[q]);
+          });
+        k.barrier();
+      });
+      k.forLoop(tid, direct, k.i64(T), [&](Value pos) {
+        Value e = k.loadI64(planList, i32, k.sub(k.sub(n, one), pos));
+        Value t = tgtAt(e), s = srcAt(e);
+        k.ifThen(k.cmp(P::ne, t, s), [&] {
+          Value v = loadSlice(base, rowBytes, vectorizable, s, col);
+          storeSlice(base, rowBytes, vectorizable, t, col, v);
+        });
+      });
+    });
+  });
+}

@@ -1,0 +1,201 @@
+//===- FusedMove.h - the kernel emitter of kvcache.move_accepted_tokens -*- C++
+//-*-===//
+//
+// The state and the phases of the one kernel that kvcache.move_accepted_tokens
+// becomes (FusedMove.cpp: the pattern, the launch contract and the kernel's
+// skeleton; FusedPlan.cpp: phase A, validation and the plan; FusedCopy.cpp:
+// phase B, the row moves). The phases share the kernel's parameters, its
+// shared-memory values and flags and the entry lists through this struct.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPECC_LIB_CONVERSION_KVCACHETOGPU_FUSEDMOVE_H
+#define SPECC_LIB_CONVERSION_KVCACHETOGPU_FUSEDMOVE_H
+
+#include "KernelBuilder.h"
+#include "Patterns.h"
+
+#include "KVCache/IR/KVCache.h"
+
+namespace mlir::kvcache::fused {
+
+using P = arith::CmpIPredicate;
+
+inline constexpr int64_t kVectorBytes = 16;
+/// Register slots per thread when staging: C = block * kStageSlots entries.
+inline constexpr int64_t kStageSlots = 4;
+/// Buffers, and entries of one request, whose slices a thread loads before
+/// it stores them (kBufferGroup * kEntryGroup 16-byte loads in flight).
+inline constexpr int64_t kBufferGroup = 2;
+inline constexpr int64_t kEntryGroup = 4;
+/// Launch bound the manifest states (blocks per SM the grid may fill).
+inline constexpr int64_t kBlocksPerSM = 2;
+
+/// Shared i64 values of the plan phase.
+enum {
+  MIN_SLOTS,
+  FIRST_BAD,
+  CODE,
+  ENTRY,
+  VALUE,
+  BOUND,
+  SKIPPED,
+  MOVED,
+  NUM_VALUES
+};
+/// Shared i32 flags: hazard across requests, whether the block plans (0)
+/// or waits (1), the chunk it claimed, the verdict.
+enum { UNSAFE, PLANNER, CLAIMED, VERDICT, NUM_FLAGS };
+/// Verdicts published by a planner block (0 = not yet).
+enum { V_PER_REQUEST = 1, V_STAGED = 2, V_NONE = 3 };
+
+/// One parameter of the entry point: its ABI name (KVCACHE_FOREACH_PARAM)
+/// and, for tensors, the operand it stands for.
+struct Param {
+  StringRef name;
+  Value operand;
+  KernelParam kind;
+};
+
+/// The kernel body; one instance per entry point.
+struct FusedKernel {
+  KernelBuilder &k;
+  ImplicitLocOpBuilder &b;
+  MoveAcceptedTokensOp op;
+  int64_t T, C;
+  bool rows;
+  Type i8, i32, i64, ptr, vec;
+  llvm::StringMap<Value> p;
+  Value tid, bid, nblocks, zero, one, minusOne;
+  Value bs, W, n, local;
+  Value vals, flags;      // shared plan values and flags
+  Value tgtList, srcList; // entry lists (generic pointers)
+  Value planWs;           // depth-plan workspace (global)
+
+  FusedKernel(KernelBuilder &k, MoveAcceptedTokensOp op, ArrayRef<Param> params,
+              int64_t T, int64_t C, bool rows)
+      : k(k), b(k.builder()), op(op), T(T), C(C), rows(rows) {
+    for (auto [i, prm] : llvm::enumerate(params))
+      p[prm.name] = k.param(i);
+    i8 = b.getI8Type();
+    i32 = b.getI32Type();
+    i64 = b.getI64Type();
+    ptr = LLVM::LLVMPointerType::get(b.getContext());
+    vec = VectorType::get({kVectorBytes / 4}, i32);
+  }
+
+  Type eltOf(StringRef name) {
+    if (name == "req_pool_indices")
+      return elementType(op.getReqPoolIndices());
+    if (name == "req_to_token")
+      return elementType(op.getReqToToken());
+    if (name == "seq_lens")
+      return elementType(op.getSeqLens());
+    if (name == "num_correct_drafts")
+      return elementType(op.getNumCorrectDrafts());
+    if (name == "accept_index")
+      return elementType(op.getAcceptIndex());
+    return elementType(op.getOutCacheLoc());
+  }
+  /// name[idx] sign-extended to i64, read only when `cond` holds (else 0):
+  /// nothing is ever read out of bounds or from unwritten memory.
+  Value loadIf(Value cond, StringRef name, Value idx) {
+    return k.ifValue(
+        cond, i64,
+        [&]() -> Value { return k.loadI64(p[name], eltOf(name), idx); },
+        [&]() -> Value { return zero; });
+  }
+  Value generic(Value v) { return LLVM::AddrSpaceCastOp::create(b, ptr, v); }
+  Value val(int64_t f) { return k.gep(vals, i64, k.i64(f)); }
+  Value flag(int64_t f) { return k.gep(flags, i32, k.i64(f)); }
+  Value ctrl(int64_t f) { return k.gep(p["workspace"], i32, k.i64(f)); }
+  Value total(int64_t f) { return k.gep(p["workspace"], i64, k.i64(f)); }
+  Value globalAtomic(LLVM::AtomicBinOp bin, Value at, Value v) {
+    return LLVM::AtomicRMWOp::create(b, bin, at, v,
+                                     LLVM::AtomicOrdering::monotonic, "device");
+  }
+  Value sharedAtomic(LLVM::AtomicBinOp bin, Value at, Value v) {
+    return LLVM::AtomicRMWOp::create(b, bin, at, v,
+                                     LLVM::AtomicOrdering::monotonic, "block");
+  }
+  Value tgtAt(Value e) { return k.load(i64, k.gep(tgtList, i64, e), 8); }
+  Value srcAt(Value e) { return k.load(i64, k.gep(srcList, i64, e), 8); }
+
+  void build();
+
+  /// A batch past the local capacity, in every block: claim chunks of T
+  /// requests (an atomic counter) and validate them, writing their entries
+  /// to the workspace lists, until none is left (the next chunk is claimed
+  /// while the current one is validated); then add the block's counts to
+  /// the workspace totals and its progress to PROGRESS. The block whose
+  /// addition completes the chunk count plans (PLANNER = 0), with the
+  /// totals in its shared values; the others wait for its verdict. A block
+  /// waits only for the planner, which is running and waits for nobody
+  /// (every chunk was validated by a block that had claimed it, without
+  /// waiting): no residency assumption can deadlock.
+  void validateChunks();
+
+  /// Blocks of a launch past the local capacity other than the planner:
+  /// wait for the published verdict (acquire), then read the lists like
+  /// the planner.
+  void waitVerdict();
+
+  /// Phase A on the planner: entries, checks, verdict, status record.
+  void plan(Value sTgt, Value sSrc);
+
+  /// On a violation, records it in the report (a sequence lock in memory
+  /// the host may read while the kernel runs, see KVCacheReportField) and,
+  /// if the host asked for it, traps. System-scope volatile accesses and
+  /// fences: the record usually lives in mapped host memory. Executions
+  /// without a violation do not touch it (no host round trip).
+  void report(Value code, Value entry, Value value, Value bound, Value skipped);
+
+  /// What validating one request found: whether it breaks the contract,
+  /// the first violation (code, entry, value, bound), its entries written
+  /// and how many of them move.
+  struct Verdict {
+    Value bad, code, entry, value, bound, written, moves;
+  };
+
+  /// Validates request i (`active`: i < bs); with `write`, writes its
+  /// entries at i * W + j (skip entries for the rest, all of them when
+  /// the request is bad). Columns go kCols at a time, unrolled, so that
+  /// a request's loads are in flight together (two memory round trips for
+  /// W <= kCols, not one per column).
+  Verdict validate(Value i, Value active, Value minSlots, bool write);
+
+  /// Validates request i and writes its entries (or skip entries); counts
+  /// moved entries and skipped requests and keeps the lowest bad request.
+  void checkRequest(Value i, Value active, Value minSlots);
+
+  /// After every request was checked (behind a barrier): thread 0 finds
+  /// the details of the lowest bad request again (one request: cheaper
+  /// than carrying every request's details through the rounds).
+  void recordFirstViolation(Value minSlots);
+
+  /// Row base pointer, row bytes and whether 16-byte vectors may be used,
+  /// for buffer `buf`.
+  std::tuple<Value, Value, Value> bufferRow(Value buf);
+
+  /// The 16 bytes at column `col` of row `slot` (bytes past the row's end
+  /// read as zero and are never written back).
+  Value loadSlice(Value base, Value rowBytes, Value vectorizable, Value slot,
+                  Value col);
+  void storeSlice(Value base, Value rowBytes, Value vectorizable, Value slot,
+                  Value col, Value v);
+  Value zeroVec() { return LLVM::ZeroOp::create(b, vec); }
+
+  /// Safe batch: thread (request, group of kBufferGroup buffers, slice);
+  /// a block takes T / S tasks at once when rows have S <= T slices. A
+  /// thread moves the request's entries kEntryGroup at a time, in order,
+  /// each in all the group's buffers (loads, then stores): a group reads
+  /// after the previous one wrote, which the plan proved safe.
+  void movePerRequest();
+
+  /// Batch with hazards across requests: block per (buffer, column).
+  void moveStaged();
+};
+
+} // namespace mlir::kvcache::fused
+
+#endif // SPECC_LIB_CONVERSION_KVCACHETOGPU_FUSEDMOVE_H

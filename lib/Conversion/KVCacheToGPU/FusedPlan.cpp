@@ -1,0 +1,473 @@
+//===- FusedPlan.cpp - phase A of the fused kernel: validation, plan ------===//
+//
+// Phase A of the kernel FusedMove.cpp builds: each request validated on its
+// own (a bad one skipped and reported), its (target, source) entries
+// written, the verdict on hazards across requests (a shared-memory table
+// for local batches; the workspace table and depth plan of MovePlan for
+// large ones, after every block validated its claimed chunks), and the
+// status record and report.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusedMove.h"
+
+#include "MovePlan.h"
+
+#include "KVCache/KVCacheABI.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::kvcache;
+using namespace mlir::kvcache::fused;
+
+void FusedKernel::validateChunks() {
+  Value isThread0 = k.cmp(P::eq, tid, zero);
+  Value tT = k.i64(T);
+  Value chunks = arith::DivUIOp::create(b, k.add(bs, k.i64(T - 1)), tT);
+  auto claim = [&] {
+    return globalAtomic(LLVM::AtomicBinOp::add, ctrl(KVCACHE_CTRL_CLAIM),
+                        k.i32(1));
+  };
+  k.ifThen(isThread0, [&] { k.store(claim(), flag(CLAIMED), 4); });
+  k.barrier();
+  Value mine = k.whileLoop(zero, [&](Value done) -> std::pair<Value, Value> {
+    Value c = k.toI64(k.load(i32, flag(CLAIMED), 4));
+    Value more = k.cmp(P::slt, c, chunks);
+    // Every thread has read CLAIMED before thread 0 replaces it.
+    k.barrier();
+    k.ifThen(more, [&] {
+      Value next = k.ifValue(
+          isThread0, i32, [&]() -> Value { return claim(); },
+          [&]() -> Value { return k.i32(0); });
+      Value i = k.add(k.mul(c, tT), tid);
+      checkRequest(i, k.cmp(P::slt, i, bs), p["min_slots"]);
+      k.ifThen(isThread0, [&] { k.store(next, flag(CLAIMED), 4); });
+    });
+    k.barrier();
+    return {more, k.select(more, k.add(done, one), done)};
+  });
+  k.ifThen(isThread0, [&] {
+    Value moved = k.load(i64, val(MOVED), 8);
+    Value skipped = k.load(i64, val(SKIPPED), 8);
+    Value firstBad = k.load(i64, val(FIRST_BAD), 8);
+    Value anyMoved = k.cmp(P::sgt, moved, zero);
+    Value anySkipped = k.cmp(P::sgt, skipped, zero);
+    Value last = k.ifValue(
+        k.cmp(P::sgt, mine, zero), b.getI1Type(),
+        [&]() -> Value {
+          k.ifThen(anyMoved, [&] {
+            globalAtomic(LLVM::AtomicBinOp::add, total(KVCACHE_TOTAL_MOVED),
+                         moved);
+          });
+          k.ifThen(anySkipped, [&] {
+            globalAtomic(LLVM::AtomicBinOp::add, total(KVCACHE_TOTAL_SKIPPED),
+                         skipped);
+            globalAtomic(LLVM::AtomicBinOp::max, total(KVCACHE_TOTAL_FIRST_BAD),
+                         k.sub(k.i64(INT64_MAX), firstBad));
+          });
+          Value progress = k.add(
+              mine, k.add(k.select(anyMoved, k.i64(int64_t(1) << 32), zero),
+                          k.select(anySkipped, k.i64(int64_t(1) << 48), zero)));
+          // Release: the block's entries and totals before its progress.
+          LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+          Value after =
+              k.add(globalAtomic(LLVM::AtomicBinOp::add,
+                                 total(KVCACHE_TOTAL_PROGRESS), progress),
+                    progress);
+          Value isLast =
+              k.cmp(P::eq, k.bitAnd(after, k.i64(0xffffffff)), chunks);
+          // Acquire: every block's entries and totals are visible.
+          k.ifThen(isLast, [&] {
+            LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+            // The totals, read only if some block moved or skipped
+            // (otherwise they are all zero: no round trip).
+            Value others =
+                k.cmp(P::ne, arith::ShRUIOp::create(b, after, k.i64(32)), zero);
+            k.ifThen(others, [&] {
+              auto read = [&](int64_t t) {
+                return globalAtomic(LLVM::AtomicBinOp::add, total(t), zero);
+              };
+              Value m = read(KVCACHE_TOTAL_MOVED);
+              Value sk = read(KVCACHE_TOTAL_SKIPPED);
+              Value fb = read(KVCACHE_TOTAL_FIRST_BAD);
+              k.store(m, val(MOVED), 8);
+              k.store(sk, val(SKIPPED), 8);
+              k.store(k.select(k.cmp(P::eq, fb, zero), k.i64(INT64_MAX),
+                               k.sub(k.i64(INT64_MAX), fb)),
+                      val(FIRST_BAD), 8);
+            });
+          });
+          return isLast;
+        },
+        [&]() -> Value { return k.i1(false); });
+    k.store(k.select(last, k.i32(0), k.i32(1)), flag(PLANNER), 4);
+  });
+  k.barrier();
+}
+
+void FusedKernel::waitVerdict() {
+  k.ifThen(k.cmp(P::eq, tid, zero), [&] {
+    Value v = k.whileLoop(k.i32(0), [&](Value) -> std::pair<Value, Value> {
+      Value got =
+          LLVM::LoadOp::create(b, i32, ctrl(KVCACHE_CTRL_FLAG), /*alignment=*/4,
+                               /*isVolatile=*/true, false, false, false,
+                               LLVM::AtomicOrdering::acquire, "device");
+      Value waiting = k.cmp(P::eq, got, k.i32(0));
+      k.ifThen(waiting, [&] { NVVM::NanosleepOp::create(b, k.i32(256)); });
+      return {waiting, got};
+    });
+    LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+    k.store(v, flag(VERDICT), 4);
+  });
+}
+
+void FusedKernel::plan(Value sTgt, Value sSrc) {
+  Value isThread0 = k.cmp(P::eq, tid, zero);
+  // Every moved slot lies below the smallest slot count of all buffers
+  // (the runtime passes it: a table walk here would cost every block a
+  // memory round trip and a barrier).
+  Value minSlots = p["min_slots"];
+  // A local batch: its requests in rounds of T (uniform trip count);
+  // a large one was validated by every block (validateChunks).
+  k.ifThen(local, [&] {
+    k.forLoop(zero, bs, k.i64(T), [&](Value base) {
+      Value i = k.add(base, tid);
+      Value active = k.cmp(P::slt, i, bs);
+      checkRequest(i, active, minSlots);
+    });
+    k.barrier();
+  });
+  recordFirstViolation(minSlots);
+  // Hazards across requests.
+  auto src = [&](Value e) { return srcAt(e); };
+  auto tgt = [&](Value e) { return tgtAt(e); };
+  auto crossCheck = [&](MovePlan &table) {
+    table.init();
+    table.insertTargets(src, tgt, flag(UNSAFE));
+    k.forLoop(tid, n, k.i64(T), [&](Value e) {
+      Value s = srcAt(e), t = tgtAt(e);
+      k.ifThen(k.cmp(P::ne, s, t), [&] {
+        Value w = table.writerOf(s);
+        Value other = k.bitAnd(k.cmp(P::sge, w, zero),
+                               k.cmp(P::ne, arith::DivUIOp::create(b, w, W),
+                                     arith::DivUIOp::create(b, e, W)));
+        k.ifThen(other, [&] { k.store(k.i32(1), flag(UNSAFE), 4); });
+      });
+    });
+    k.barrier();
+  };
+  // A batch that moves nothing (a topk-1 chain) has no hazard to find:
+  // the check is skipped (MOVED is final behind the rounds' barrier, so
+  // the branch is uniform).
+  Value anyMoves = k.cmp(P::sgt, k.load(i64, val(MOVED), 8), zero);
+  Value capacityError = k.ifValue(
+      anyMoves, b.getI1Type(),
+      [&]() -> Value {
+        return k.ifValue(
+            local, b.getI1Type(),
+            [&]() -> Value {
+              int64_t log2C = llvm::Log2_64(2 * C);
+              Value keys = k.sharedMemory(
+                  (k.getKernel().getName() + "_keys").str(),
+                  LLVM::LLVMArrayType::get(i64, int64_t(1) << log2C), false);
+              Value values = k.sharedMemory(
+                  (k.getKernel().getName() + "_writers").str(),
+                  LLVM::LLVMArrayType::get(i32, int64_t(1) << log2C), false);
+              MovePlan table(k, keys, values, log2C, n, T,
+                             (k.getKernel().getName() + "_local").str());
+              crossCheck(table);
+              return k.i1(false);
+            },
+            [&]() -> Value {
+              MovePlan table(k, planWs, n, T, k.getKernel().getName());
+              crossCheck(table);
+              Value unsafe =
+                  k.cmp(P::ne, k.load(i32, flag(UNSAFE), 4), k.i32(0));
+              k.ifThen(unsafe, [&] { table.plan(src, tgt); });
+              // Rows on or feeding a cycle must fit one chunk.
+              Value cyclic = k.ifValue(
+                  unsafe, i64,
+                  [&]() -> Value { return k.loadI64(planWs, i32, k.i64(2)); },
+                  [&]() -> Value { return zero; });
+              return k.cmp(P::sgt, cyclic, k.i64(C));
+            });
+      },
+      [&]() -> Value { return k.i1(false); });
+  Value unsafe = k.cmp(P::ne, k.load(i32, flag(UNSAFE), 4), k.i32(0));
+  Value moved = k.load(i64, val(MOVED), 8);
+  Value verdict =
+      k.select(k.bitOr(capacityError, k.cmp(P::eq, moved, zero)), k.i32(V_NONE),
+               k.select(unsafe, k.i32(V_STAGED), k.i32(V_PER_REQUEST)));
+  // The status record, whole, once per launch.
+  Value recorder =
+      k.bitAnd(isThread0, k.bitOr(k.bitNot(local), k.cmp(P::eq, bid, zero)));
+  k.ifThen(recorder, [&] {
+    Value st = p["status"];
+    Value code = k.load(i64, val(CODE), 8);
+    Value capFirst = k.bitAnd(capacityError, k.cmp(P::eq, code, zero));
+    auto pick = [&](int64_t f, Value cap) {
+      return k.select(capFirst, cap, k.load(i64, val(f), 8));
+    };
+    Value cyclic = k.ifValue(
+        capacityError, i64,
+        [&]() -> Value { return k.loadI64(planWs, i32, k.i64(2)); },
+        [&]() -> Value { return zero; });
+    auto put = [&](int64_t f, Value v) {
+      k.store(v, k.gep(st, i64, k.i64(f)), 8);
+    };
+    put(KVCACHE_STATUS_CODE,
+        k.select(capFirst, k.i64(KVCACHE_ERR_STAGING_CAPACITY), code));
+    put(KVCACHE_STATUS_ENTRY, pick(ENTRY, zero));
+    put(KVCACHE_STATUS_VALUE, pick(VALUE, cyclic));
+    put(KVCACHE_STATUS_BOUND, pick(BOUND, k.i64(C)));
+    put(KVCACHE_STATUS_SKIPPED, k.load(i64, val(SKIPPED), 8));
+    put(KVCACHE_STATUS_MOVED, k.select(capacityError, zero, moved));
+    put(KVCACHE_STATUS_PATH,
+        k.select(k.cmp(P::eq, verdict, k.i32(V_NONE)), k.i64(KVCACHE_PATH_NONE),
+                 k.select(unsafe, k.i64(KVCACHE_PATH_STAGED),
+                          k.i64(KVCACHE_PATH_PER_REQUEST))));
+    put(KVCACHE_STATUS_RESERVED, zero);
+    if (p.count("report"))
+      report(k.select(capFirst, k.i64(KVCACHE_ERR_STAGING_CAPACITY), code),
+             pick(ENTRY, zero), pick(VALUE, cyclic), pick(BOUND, k.i64(C)),
+             k.load(i64, val(SKIPPED), 8));
+    k.store(verdict, flag(VERDICT), 4);
+    // Publish to the waiting blocks (release: lists and plan first).
+    k.ifThen(k.bitNot(local), [&] {
+      LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+      LLVM::StoreOp::create(b, verdict, ctrl(KVCACHE_CTRL_FLAG), 4,
+                            /*isVolatile=*/true, false, false,
+                            LLVM::AtomicOrdering::release, "device");
+    });
+  });
+  // Non-recording blocks of a local plan keep their own verdict.
+  k.ifThen(k.bitAnd(isThread0, k.bitNot(recorder)),
+           [&] { k.store(verdict, flag(VERDICT), 4); });
+  (void)sTgt;
+  (void)sSrc;
+}
+
+void FusedKernel::report(Value code, Value entry, Value value, Value bound,
+                         Value skipped) {
+  k.ifThen(k.cmp(P::ne, code, zero), [&] {
+    Value r = p["report"];
+    auto field = [&](int64_t f) { return k.gep(r, i64, k.i64(f)); };
+    auto load = [&](int64_t f) {
+      return LLVM::LoadOp::create(b, i64, field(f), 8, /*isVolatile=*/true)
+          .getResult();
+    };
+    auto put = [&](int64_t f, Value v) {
+      LLVM::StoreOp::create(b, v, field(f), 8, /*isVolatile=*/true);
+    };
+    auto fence = [&] {
+      LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "");
+    };
+    // An odd sequence left by a trapped or killed execution is closed
+    // by the next update: round up to even first.
+    Value seq = k.bitAnd(k.add(load(KVCACHE_REPORT_SEQUENCE), k.i64(1)),
+                         k.i64(~int64_t(1)));
+    put(KVCACHE_REPORT_SEQUENCE, k.add(seq, k.i64(1)));
+    fence();
+    put(KVCACHE_REPORT_CODE, code);
+    put(KVCACHE_REPORT_ENTRY, entry);
+    put(KVCACHE_REPORT_VALUE, value);
+    put(KVCACHE_REPORT_BOUND, bound);
+    put(KVCACHE_REPORT_SKIPPED, skipped);
+    fence();
+    put(KVCACHE_REPORT_SEQUENCE, k.add(seq, k.i64(2)));
+    fence();
+    Value trap = k.cmp(P::ne, load(KVCACHE_REPORT_TRAP), zero);
+    k.ifThen(trap, [&] { LLVM::Trap::create(b); });
+  });
+}
+
+FusedKernel::Verdict FusedKernel::validate(Value i, Value active,
+                                           Value minSlots, bool write) {
+  constexpr int64_t kCols = 4;
+  Value nOcl = p["num_out_cache_loc"];
+  Value sentinel = k.i64(op.getSentinelAttr().getInt());
+  Value rowStart = k.mul(i, W);
+  Value cols = k.i64(kCols);
+  Value ncd = loadIf(active, "num_correct_drafts", i);
+  Value r = zero, s = zero, d = zero;
+  if (rows) {
+    r = loadIf(active, "req_pool_indices", i);
+    s = loadIf(active, "seq_lens", i);
+  } else {
+    Value safeBs = k.select(k.cmp(P::sgt, bs, zero), bs, one);
+    d = arith::DivSIOp::create(b, nOcl, safeBs);
+  }
+  auto acceptAt = [&](Value chunk, int64_t q, Value cond) {
+    Value j = k.add(chunk, k.i64(q));
+    Value in = k.bitAnd(cond, k.cmp(P::slt, j, W));
+    return std::make_pair(loadIf(in, "accept_index", k.add(rowStart, j)), in);
+  };
+  // Pass 1: the row's count and its first position outside
+  // [0, len(out_cache_loc)).
+  SmallVector<Value> row =
+      k.forLoopCarried(zero, W, cols, ValueRange{zero, minusOne, zero},
+                       [&](Value chunk, ValueRange c) -> SmallVector<Value> {
+                         Value count = c[0], badJ = c[1], badA = c[2];
+                         SmallVector<std::pair<Value, Value>> as;
+                         for (int64_t q = 0; q < kCols; ++q)
+                           as.push_back(acceptAt(chunk, q, active));
+                         for (int64_t q = 0; q < kCols; ++q) {
+                           auto [a, in] = as[q];
+                           Value keep = k.bitAnd(in, k.cmp(P::ne, a, sentinel));
+                           Value out = k.bitAnd(keep, k.outside(a, zero, nOcl));
+                           Value first =
+                               k.bitAnd(out, k.cmp(P::slt, badJ, zero));
+                           count = k.select(keep, k.add(count, one), count);
+                           badJ = k.select(first, k.add(chunk, k.i64(q)), badJ);
+                           badA = k.select(first, a, badA);
+                         }
+                         return {count, badJ, badA};
+                       });
+  Value count = row[0], badJ = row[1], badA = row[2];
+  Value e1 = k.cmp(P::slt, ncd, zero);
+  Value e2 =
+      k.bitAnd(k.bitNot(e1), k.bitOr(k.cmp(P::sge, ncd, W),
+                                     k.cmp(P::ne, count, k.add(ncd, one))));
+  Value e3 = k.bitAnd(k.bitNot(k.bitOr(e1, e2)), k.cmp(P::sge, badJ, zero));
+  Value acc = k.add(ncd, one); // meaningful once e1, e2 are false
+  Value ok3 = k.bitAnd(active, k.bitNot(k.bitOr(k.bitOr(e1, e2), e3)));
+  Value e4, e5, v4, v5, b4;
+  if (rows) {
+    Value maxReqs = p["max_reqs"], poolLen = p["pool_len"];
+    e4 = k.bitAnd(ok3, k.outside(r, zero, maxReqs));
+    // s + acc <= pool_len, tested as s <= pool_len - acc: no overflow.
+    e5 = k.bitAnd(
+        k.bitAnd(ok3, k.bitNot(e4)),
+        k.bitOr(k.cmp(P::slt, s, zero), k.cmp(P::sgt, s, k.sub(poolLen, acc))));
+    v4 = r;
+    b4 = maxReqs;
+    Value sat = k.cmp(P::sgt, s, k.sub(k.i64(INT64_MAX), acc));
+    v5 = k.select(k.cmp(P::slt, s, zero), s,
+                  k.select(sat, k.i64(INT64_MAX), k.add(s, acc)));
+  } else {
+    e4 = k.bitAnd(ok3, k.cmp(P::sgt, acc, d));
+    e5 = k.i1(false);
+    v4 = acc;
+    b4 = d;
+    v5 = zero;
+  }
+  Value ok5 = k.bitAnd(ok3, k.bitNot(k.bitOr(e4, e5)));
+  Value rowBase = rows ? k.add(k.mul(r, p["pool_len"]), s) : k.mul(i, d);
+  // Pass 2: the entries in accepted order; the first slot outside
+  // [0, min slots).
+  SmallVector<Value> walk = k.forLoopCarried(
+      zero, W, cols, ValueRange{zero, minusOne, zero, zero},
+      [&](Value chunk, ValueRange c) -> SmallVector<Value> {
+        Value pos = c[0], slotJ = c[1], slotV = c[2], moves = c[3];
+        SmallVector<Value> keeps, poss, as, ts, ss;
+        for (int64_t q = 0; q < kCols; ++q) {
+          auto [a, in] = acceptAt(chunk, q, ok5);
+          Value keep = k.bitAnd(in, k.cmp(P::ne, a, sentinel));
+          keeps.push_back(keep);
+          poss.push_back(pos);
+          as.push_back(a);
+          pos = k.select(keep, k.add(pos, one), pos);
+        }
+        for (int64_t q = 0; q < kCols; ++q) {
+          ts.push_back(loadIf(keeps[q], rows ? "req_to_token" : "out_cache_loc",
+                              k.add(rowBase, poss[q])));
+          ss.push_back(loadIf(keeps[q], "out_cache_loc", as[q]));
+        }
+        for (int64_t q = 0; q < kCols; ++q) {
+          Value badT = k.outside(ts[q], zero, minSlots);
+          Value badS = k.outside(ss[q], zero, minSlots);
+          Value bad = k.bitAnd(keeps[q], k.bitOr(badT, badS));
+          Value first = k.bitAnd(bad, k.cmp(P::slt, slotJ, zero));
+          Value flat = k.add(rowStart, poss[q]);
+          if (write)
+            k.ifThen(keeps[q], [&] {
+              k.store(ts[q], k.gep(tgtList, i64, flat), 8);
+              k.store(ss[q], k.gep(srcList, i64, flat), 8);
+            });
+          slotJ = k.select(first, flat, slotJ);
+          slotV = k.select(first, k.select(badT, ts[q], ss[q]), slotV);
+          Value m = k.bitAnd(keeps[q], k.cmp(P::ne, ts[q], ss[q]));
+          moves = k.select(m, k.add(moves, one), moves);
+        }
+        return {pos, slotJ, slotV, moves};
+      });
+  Value e6 = k.bitAnd(ok5, k.cmp(P::sge, walk[1], zero));
+  Verdict v;
+  v.bad = k.bitAnd(active, k.bitOr(k.bitOr(k.bitOr(e1, e2), e3),
+                                   k.bitOr(k.bitOr(e4, e5), e6)));
+  v.written = walk[0];
+  v.moves = walk[3];
+  auto sel = [&](Value c1, Value c2, Value c3, Value c4, Value c5, Value c6) {
+    return k.select(
+        e1, c1,
+        k.select(e2, c2,
+                 k.select(e3, c3, k.select(e4, c4, k.select(e5, c5, c6)))));
+  };
+  if (!write) {
+    Value accBound = k.select(k.cmp(P::eq, ncd, k.i64(INT64_MAX)),
+                              k.i64(INT64_MAX), k.add(ncd, one));
+    v.code =
+        sel(k.i64(KVCACHE_ERR_NEGATIVE_DRAFTS), k.i64(KVCACHE_ERR_ACCEPT_COUNT),
+            k.i64(KVCACHE_ERR_ACCEPT_INDEX),
+            k.i64(rows ? KVCACHE_ERR_REQ_POOL_INDEX : KVCACHE_ERR_WINDOW_RANGE),
+            k.i64(KVCACHE_ERR_SEQ_RANGE), k.i64(KVCACHE_ERR_SLOT));
+    v.entry = sel(i, i, k.add(rowStart, badJ), i, i, walk[1]);
+    v.value = sel(ncd, count, badA, v4, v5, walk[2]);
+    v.bound =
+        sel(zero, accBound, nOcl, b4, rows ? p["pool_len"] : zero, minSlots);
+  }
+  return v;
+}
+
+void FusedKernel::checkRequest(Value i, Value active, Value minSlots) {
+  Value rowStart = k.mul(i, W);
+  Verdict v = validate(i, active, minSlots, /*write=*/true);
+  // Every entry a request does not move holds the same slot twice.
+  Value firstSkip = k.select(v.bad, zero, v.written);
+  k.ifThen(active, [&] {
+    k.forLoop(firstSkip, W, one, [&](Value q) {
+      Value flat = k.add(rowStart, q);
+      k.store(minusOne, k.gep(tgtList, i64, flat), 8);
+      k.store(minusOne, k.gep(srcList, i64, flat), 8);
+    });
+  });
+  // In-request order: entry q must not read a row an earlier entry of
+  // the request writes (the per-request path moves in order).
+  Value good = k.bitAnd(active, k.bitNot(v.bad));
+  k.ifThen(good, [&] {
+    k.forLoop(one, v.written, one, [&](Value q) {
+      Value sq = srcAt(k.add(rowStart, q));
+      Value tq = tgtAt(k.add(rowStart, q));
+      k.ifThen(k.cmp(P::ne, sq, tq), [&] {
+        k.forLoop(zero, q, one, [&](Value j) {
+          Value tj = tgtAt(k.add(rowStart, j));
+          Value sj = srcAt(k.add(rowStart, j));
+          k.ifThen(k.bitAnd(k.cmp(P::eq, tj, sq), k.cmp(P::ne, tj, sj)),
+                   [&] { k.store(k.i32(1), flag(UNSAFE), 4); });
+        });
+      });
+    });
+    k.ifThen(k.cmp(P::sgt, v.moves, zero), [&] {
+      sharedAtomic(LLVM::AtomicBinOp::add, val(MOVED), v.moves);
+    });
+  });
+  k.ifThen(v.bad, [&] {
+    sharedAtomic(LLVM::AtomicBinOp::min, val(FIRST_BAD), i);
+    sharedAtomic(LLVM::AtomicBinOp::add, val(SKIPPED), one);
+  });
+}
+
+void FusedKernel::recordFirstViolation(Value minSlots) {
+  Value first = k.load(i64, val(FIRST_BAD), 8);
+  k.ifThen(
+      k.bitAnd(k.cmp(P::eq, tid, zero), k.cmp(P::ne, first, k.i64(INT64_MAX))),
+      [&] {
+        Verdict v = validate(first, k.i1(true), minSlots,
+                             /*write=*/false);
+        k.store(v.code, val(CODE), 8);
+        k.store(v.entry, val(ENTRY), 8);
+        k.store(v.value, val(VALUE), 8);
+        k.store(v.bound, val(BOUND), 8);
+      });
+}
