@@ -1,5 +1,4 @@
-//===- FusedMove.h - the kernel emitter of kvcache.move_accepted_tokens -*- C++
-//-*-===//
+//===- FusedMove.h - state of the fused move kernel ------------*- C++ -*-===//
 //
 // The state and the phases of the one kernel that kvcache.move_accepted_tokens
 // becomes (FusedMove.cpp: the pattern, the launch contract and the kernel's
