@@ -65,8 +65,7 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       at a time taken from a counter in the workspace, and checked and
       planned there by the block that validates the last chunk, while the
       others wait for its verdict. A batch that moves nothing skips the
-      hazard check. The first `block` rows of the buffer table are read into
-      shared memory beside the first index reads. Move: a safe batch runs one
+      hazard check. Move: a safe batch runs one
       thread per (request, two buffers, 16-byte slice); otherwise every
       moving entry's 16 bytes are staged in registers per (buffer, column)
       block, in depth order for large batches. The status record is written
