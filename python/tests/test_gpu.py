@@ -190,13 +190,20 @@ def test_non_default_stream():
         assert torch.equal(got, exp)
 
 
+def _captured(args, bufs):
+    """Static copies of the index tensors and a CUDA graph of one move on
+    them and `bufs` (the mover prepared for their batch first)."""
+    static = {k: v.clone() for k, v in args.items()}
+    specc.prepare(0, static["accept_index"].numel(), bufs)
+    graph = capture_move(
+        lambda: specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs))
+    return static, graph
+
+
 def test_cuda_graph_replay_with_new_indices():
     bs, w = 128, 5
     args, bufs = make_case(bs, w, tree=True, seed=21)
-    static = {k: v.clone() for k, v in args.items()}
-    specc.prepare(0, bs * w, bufs)
-    graph = capture_move(
-        lambda: specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs))
+    static, graph = _captured(args, bufs)
     for seed in (22, 23, 24):
         new, _ = make_case(bs, w, tree=True, seed=seed)
         # Same pool geometry: reuse req_to_token's shape, fresh index values.
@@ -219,10 +226,7 @@ def test_graph_keeps_its_pool_after_another_is_registered():
     bs, w = 16, 4
     args, bufs_a = make_case(bs, w, tree=True, seed=31)
     other, bufs_b = make_case(bs, w, tree=True, layers=1, seed=32)
-    static = {k: v.clone() for k, v in args.items()}
-    specc.prepare(0, bs * w, bufs_a)
-    graph = capture_move(
-        lambda: specc.move_accept_tokens_to_target_kvcache(**static, kv_buffers=bufs_a))
+    static, graph = _captured(args, bufs_a)
     torch.cuda.synchronize()
     # Pool B, eagerly, on the same thread and device; then a larger batch on
     # B, so that the scratch grows too.

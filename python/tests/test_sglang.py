@@ -20,9 +20,9 @@ import pytest
 import specc
 import specc.sglang as ssg
 from specc import api
+from sglang_fakes import MEMORY_POOL_MODULE, fake_pool_classes, instance
 
 BENCH = pathlib.Path(__file__).resolve().parents[2] / ".bench" / "sglang"
-MEMORY_POOL_MODULE = "sglang.srt.mem_cache.memory_pool"
 
 
 # --------------------------------------------------------------------------
@@ -279,45 +279,7 @@ def test_bad_request_still_isolated_through_the_adapter():
 # --------------------------------------------------------------------------
 # Pools refused: the type named, nothing read or written.
 
-def _fake_sglang_classes():
-    """Classes named and nested as sglang's memory_pool's, in its module."""
-    source = textwrap.dedent("""
-        class KVCache:
-            pass
-        class MHATokenToKVPool(KVCache):
-            def move_kv_cache(self, tgt, src): raise AssertionError("sglang's move ran")
-            def _move_kv_cache_impl(self, tgt, src): raise AssertionError
-            def _move_native_fp4_scales(self, tgt, src): raise AssertionError
-            def _slot_move_pointer_buffers(self): raise AssertionError
-        class NoOpMHATokenToKVPool(MHATokenToKVPool):
-            def move_kv_cache(self, tgt, src): pass
-        class MHATokenToKVPoolFP4(MHATokenToKVPool):
-            pass
-        class MHATokenToKVPoolMXFP8(MHATokenToKVPool):
-            def move_kv_cache(self, tgt, src): raise AssertionError
-        class HybridLinearKVPool(KVCache):
-            def move_kv_cache(self, tgt, src): raise AssertionError
-        class MLATokenToKVPool(KVCache):
-            def move_kv_cache(self, tgt, src): raise AssertionError
-        class MLATokenToKVPoolFP4(MLATokenToKVPool):
-            pass
-        class DSATokenToKVPool(MLATokenToKVPool):
-            def move_kv_cache(self, tgt, src): raise AssertionError
-        class SWAKVPool(KVCache):
-            def move_kv_cache(self, tgt, src): raise AssertionError
-    """)
-    ns = {"__name__": MEMORY_POOL_MODULE}
-    exec(compile(source, "<fake sglang memory_pool>", "exec"), ns)
-    return types.SimpleNamespace(**{k: v for k, v in ns.items() if isinstance(v, type)})
-
-
-def _instance(cls, **fields):
-    obj = cls.__new__(cls)
-    obj.__dict__.update(fields)
-    return obj
-
-
-S = _fake_sglang_classes()
+S = fake_pool_classes()
 
 
 class UserMHAPool(S.MHATokenToKVPool):
@@ -345,17 +307,17 @@ REFUSED = [
      lambda: namespace_pool(dict(kv_buffer=[np.zeros((160, 2, 8), np.uint8)[:, :, ::2]]))),
     ("SimpleNamespace", "sharded",
      lambda: namespace_pool(mla_pool(layer_shard_enabled=True))),
-    ("MHATokenToKVPoolMXFP8", "own", lambda: _instance(S.MHATokenToKVPoolMXFP8, **mha_pool())),
-    ("DSATokenToKVPool", "own", lambda: _instance(S.DSATokenToKVPool, **mla_pool())),
-    ("SWAKVPool", "own", lambda: _instance(S.SWAKVPool, **mha_pool())),
+    ("MHATokenToKVPoolMXFP8", "own", lambda: instance(S.MHATokenToKVPoolMXFP8, **mha_pool())),
+    ("DSATokenToKVPool", "own", lambda: instance(S.DSATokenToKVPool, **mla_pool())),
+    ("SWAKVPool", "own", lambda: instance(S.SWAKVPool, **mha_pool())),
     ("MLATokenToKVPoolFP4", "kv_scale_buffer",
-     lambda: _instance(S.MLATokenToKVPoolFP4,
+     lambda: instance(S.MLATokenToKVPoolFP4,
                        **mla_pool(kv_scale_buffer=[np.zeros((160, 36), np.uint8)] * 3))),
-    ("MHATokenToKVPool", "HND", lambda: _instance(S.MHATokenToKVPool, **mha_pool(use_hnd=True))),
+    ("MHATokenToKVPool", "HND", lambda: instance(S.MHATokenToKVPool, **mha_pool(use_hnd=True))),
     ("UserMHAPool", "overrides _slot_move_pointer_buffers",
-     lambda: _instance(UserMHAPool, **mha_pool())),
+     lambda: instance(UserMHAPool, **mha_pool())),
     ("HybridLinearKVPool", "SWAKVPool",
-     lambda: _instance(S.HybridLinearKVPool, full_kv_pool=_instance(S.SWAKVPool, **mha_pool()))),
+     lambda: instance(S.HybridLinearKVPool, full_kv_pool=instance(S.SWAKVPool, **mha_pool()))),
 ]
 
 
@@ -381,13 +343,13 @@ def test_unsupported_pool_is_refused_and_nothing_changes(type_name, why, make, m
 
 
 SUPPORTED = [
-    ("MHATokenToKVPool", lambda: _instance(S.MHATokenToKVPool, **mha_pool(kv_cache_layout="nhd",
+    ("MHATokenToKVPool", lambda: instance(S.MHATokenToKVPool, **mha_pool(kv_cache_layout="nhd",
                                                                          use_hnd=False)), 4),
-    ("MHATokenToKVPoolFP4", lambda: _instance(S.MHATokenToKVPoolFP4, **mha_pool(fp4=True)), 8),
-    ("MLATokenToKVPool", lambda: _instance(S.MLATokenToKVPool, **mla_pool(kv_scale_buffer=None)),
+    ("MHATokenToKVPoolFP4", lambda: instance(S.MHATokenToKVPoolFP4, **mha_pool(fp4=True)), 8),
+    ("MLATokenToKVPool", lambda: instance(S.MLATokenToKVPool, **mla_pool(kv_scale_buffer=None)),
      3),
-    ("HybridLinearKVPool", lambda: _instance(
-        S.HybridLinearKVPool, full_kv_pool=_instance(S.MHATokenToKVPoolFP4, **mha_pool(fp4=True))),
+    ("HybridLinearKVPool", lambda: instance(
+        S.HybridLinearKVPool, full_kv_pool=instance(S.MHATokenToKVPoolFP4, **mha_pool(fp4=True))),
      8),
 ]
 
@@ -407,8 +369,8 @@ def test_sglang_pool_classes_that_move(name, make, count):
 
 
 @pytest.mark.parametrize("make", [
-    lambda: _instance(S.NoOpMHATokenToKVPool, **mha_pool(slots=1)),
-    lambda: _instance(S.MHATokenToKVPool, k_buffer=[], v_buffer=[], layer_num=0),
+    lambda: instance(S.NoOpMHATokenToKVPool, **mha_pool(slots=1)),
+    lambda: instance(S.MHATokenToKVPool, k_buffer=[], v_buffer=[], layer_num=0),
 ], ids=["noop", "zero-layers"])
 def test_pools_whose_move_does_nothing(make, monkeypatch):
     spy = _Spy(api.move_accept_tokens_to_target_kvcache)
@@ -743,11 +705,11 @@ def test_real_pool_classes_are_judged_as_their_move_requires():
         elif issubclass(cls, mla):
             fields = mla_pool()
         elif name == "HybridLinearKVPool":
-            fields = {"full_kv_pool": _instance(mha, **mha_pool())}
+            fields = {"full_kv_pool": instance(mha, **mha_pool())}
         else:
             fields = mha_pool()
         try:
-            ssg.pool_kv_buffers(_instance(cls, **fields))
+            ssg.pool_kv_buffers(instance(cls, **fields))
         except specc.UnsupportedPoolError as e:
             assert name in str(e)
             continue
@@ -757,7 +719,7 @@ def test_real_pool_classes_are_judged_as_their_move_requires():
     # MLATokenToKVPoolFP4 is accepted above only because the mirror lacks its
     # kv_scale_buffer; a real one holds it and is refused:
     with pytest.raises(specc.UnsupportedPoolError, match="MLATokenToKVPoolFP4"):
-        ssg.pool_kv_buffers(_instance(made["MLATokenToKVPoolFP4"], **mla_pool(
+        ssg.pool_kv_buffers(instance(made["MLATokenToKVPoolFP4"], **mla_pool(
             kv_scale_buffer=[np.zeros((160, 36), np.uint8)] * 3)))
 
 

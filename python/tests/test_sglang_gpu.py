@@ -50,6 +50,7 @@ if not torch.cuda.is_available():
 
 import specc  # noqa: E402
 import specc.sglang as ssg  # noqa: E402
+from sglang_fakes import fake_pool_classes, instance  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -393,37 +394,6 @@ def test_sentinels_between_accepted_entries(targets):
     run_and_check(case, make_pool_fields("mha_fp8", seed=801), targets)
 
 
-# Fake sglang pool classes: the names, nesting and module of sglang's
-# memory_pool, so that the adapter judges them as sglang's own.
-_FAKE_POOLS = '''
-class KVCache:
-    pass
-class MHATokenToKVPool(KVCache):
-    def move_kv_cache(self, tgt, src): raise AssertionError("sglang's move ran")
-    def _move_kv_cache_impl(self, tgt, src): raise AssertionError("sglang's move ran")
-    def _move_native_fp4_scales(self, tgt, src): raise AssertionError("sglang's move ran")
-    def _slot_move_pointer_buffers(self): raise AssertionError("sglang's move ran")
-class MHATokenToKVPoolFP4(MHATokenToKVPool):
-    pass
-class MLATokenToKVPool(KVCache):
-    def move_kv_cache(self, tgt, src): raise AssertionError("sglang's move ran")
-class HybridLinearKVPool(KVCache):
-    def move_kv_cache(self, tgt, src): raise AssertionError("sglang's move ran")
-'''
-
-
-def _fake_classes():
-    ns = {"__name__": "sglang.srt.mem_cache.memory_pool"}
-    exec(compile(_FAKE_POOLS, "<fake sglang memory_pool>", "exec"), ns)
-    return types.SimpleNamespace(**{k: v for k, v in ns.items() if isinstance(v, type)})
-
-
-def _instance(cls, **fields):
-    obj = cls.__new__(cls)
-    obj.__dict__.update(fields)
-    return obj
-
-
 @pytest.mark.parametrize("targets", TARGETS)
 @pytest.mark.parametrize("cls_name, kind", [
     ("MHATokenToKVPool", "mha_bf16"),
@@ -433,15 +403,15 @@ def _instance(cls, **fields):
     ("HybridLinearKVPool", "mha_fp4_scale_u8"),
 ])
 def test_sglang_pool_classes(cls_name, kind, targets):
-    S = _fake_classes()
+    S = fake_pool_classes()
     fields = make_pool_fields(kind, seed=900)
     if cls_name == "HybridLinearKVPool":
-        pool = _instance(S.HybridLinearKVPool,
-                         full_kv_pool=_instance(S.MHATokenToKVPoolFP4, layer_num=3, **fields))
+        pool = instance(S.HybridLinearKVPool,
+                         full_kv_pool=instance(S.MHATokenToKVPoolFP4, layer_num=3, **fields))
     elif cls_name == "MLATokenToKVPool":
-        pool = _instance(S.MLATokenToKVPool, kv_scale_buffer=None, **fields)
+        pool = instance(S.MLATokenToKVPool, kv_scale_buffer=None, **fields)
     else:
-        pool = _instance(getattr(S, cls_name), kv_cache_layout="nhd", use_hnd=False, **fields)
+        pool = instance(getattr(S, cls_name), kv_cache_layout="nhd", use_hnd=False, **fields)
     run_and_check(make_case(seed=901, dtypes=SGLANG), fields, targets, pool=pool)
 
 
