@@ -6,7 +6,8 @@
 # move benchmark's specc columns (ctypes binding, no sglang) on one layout;
 # last, one table of device time per call (us), a column per variant.
 # Usage: scripts/ab.sh [VARIANT_DIR...]   (default: build/artifacts, then
-#        every folder of build/ab); SPECC_AB_LAYOUT (default llama8b),
+#        every folder of build/ab); SPECC_AB_LAYOUT (default llama8b; several
+#        separated by spaces),
 #        SPECC_AB_BS (default "1 8 32 128 512").
 # Writes $OUT/ab-<variant>.{json,txt} and $OUT/ab.md.
 set -uo pipefail
@@ -30,7 +31,7 @@ wait
 for name in "${names[@]}"; do
   SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_RUNTIME_LIB=/tmp/ab-rt-$name/lib/libspecc_runtime.so \
     PYTHONPATH=$root/python python3 "$root/python/benchmarks/bench_move.py" \
-    --sglang-src /nonexistent --layouts "${SPECC_AB_LAYOUT:-llama8b}" --bs ${SPECC_AB_BS:-1 8 32 128 512} \
+    --sglang-src /nonexistent --layouts ${SPECC_AB_LAYOUT:-llama8b} --bs ${SPECC_AB_BS:-1 8 32 128 512} \
     --reps 50 --host-reps 200 --out "$OUT/ab-$name.json" > "$OUT/ab-$name.txt" 2>&1
   echo "variant $name: rc=$? ($(tail -1 "$OUT/ab-$name.txt"))"
 done
