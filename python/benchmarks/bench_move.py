@@ -38,6 +38,11 @@ Per configuration (KV layout x chain/tree x batch size), per path:
     event. Median over ``--reps`` replays.
 (c) **span**: the same around one eager call: what a call costs when the GPU
     waits for it (host launch gaps included). Median over ``--reps`` calls.
+(c') **paired span**: at bs <= 32, the spans of specc and of sglang's path
+    measured again in turns (a specc call, then a sglang call, in alternating
+    order), so that both see the same GPU and host state; the ratio is the
+    median of the per-pair ratios. The span target is judged on it (rows
+    whose sglang kernels compiled late have none and use the two spans).
 (d) **host**: ``time.perf_counter_ns`` around the Python call only, no
     synchronisation inside the timed region (one every ``--sync-every`` calls
     outside it, so that the launch queue never fills). Median over
@@ -208,6 +213,8 @@ LAYOUTS = {
 }
 DEFAULT_LAYOUTS = ["llama8b", "llama70b-tp8", "qwen32b", "mla"]
 DEFAULT_BS = [1, 8, 32, 128, 512, 2048]
+# Rows whose eager spans are also measured in pairs (the span target's sizes).
+PAIRED_SPAN_MAX_BS = 32
 
 
 def log(msg: str) -> None:
@@ -999,6 +1006,29 @@ class Meter:
         t = [s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends)]
         return {"us": _median(t), "min_us": min(t), "n": n}
 
+    def span_pair(self, a: Sequence[Callable[[], None]], b: Sequence[Callable[[], None]],
+                  n: int) -> Dict[str, Any]:
+        """Spans as in span(), of two paths taken in turns: call i of each
+        path runs back to back with the other's, in alternating order (a b,
+        b a, ...), so that both see the same GPU, clocks and host state. Gives
+        each path's median and the median of the n per-pair ratios b/a."""
+        ka, kb = len(a), len(b)
+        ev = [[torch.cuda.Event(enable_timing=True) for _ in range(4)] for _ in range(n)]
+        for i in range(n):
+            order = ((0, a[i % ka]), (1, b[i % kb]))
+            for which, f in (order if i % 2 == 0 else order[::-1]):
+                torch.cuda.synchronize()
+                self.flush()
+                torch.cuda.synchronize()
+                ev[i][2 * which].record()
+                f()
+                ev[i][2 * which + 1].record()
+        torch.cuda.synchronize()
+        ta = [e[0].elapsed_time(e[1]) * 1e3 for e in ev]
+        tb = [e[2].elapsed_time(e[3]) * 1e3 for e in ev]
+        return {"a_us": _median(ta), "b_us": _median(tb), "n": n,
+                "ratio": _median([y / x for x, y in zip(ta, tb) if x > 0])}
+
     def host(self, fns: Sequence[Callable[[], None]], n: int) -> Dict[str, Any]:
         """Wall time of the Python call only ((d))."""
         k = len(fns)
@@ -1191,6 +1221,13 @@ def new_row(ctx: Ctx, layout: Layout, tree: bool, bs: int, sets: List[InputSet])
     return r
 
 
+def eager_calls(call: Callable[[InputSet], None], sets: List[InputSet]) -> List[Callable[[], None]]:
+    """One argument-free call per input set (bound positionally where the
+    path can: the timings then hold no wrapper of ours)."""
+    bind = getattr(call, "bind", None)
+    return [bind(x) if bind else functools.partial(call, x) for x in sets]
+
+
 def measure_path(ctx: Ctx, res: Dict[str, Any], call: Callable[[InputSet], None],
                  sets: List[InputSet], bufs: List[Any], read_status: bool,
                  time_if_wrong: bool = False) -> bool:
@@ -1205,8 +1242,7 @@ def measure_path(ctx: Ctx, res: Dict[str, Any], call: Callable[[InputSet], None]
         st = specc_status(ctx.specc)
         res["status"] = st
         ok = ok and status_clean(st)
-    bind = getattr(call, "bind", None)
-    eager = [bind(x) if bind else functools.partial(call, x) for x in sets]
+    eager = eager_calls(call, sets)
     est = min(call_time_s(f) for f in eager[:2])
     res["est_call_us"] = est * 1e6
     graphs = [capture(f) for f in eager]
@@ -1238,7 +1274,9 @@ def set_check(r: Dict[str, Any]) -> None:
 
 
 def measure_sglang(ctx: Ctx, r: Dict[str, Any], layout: Layout, tree: bool, sets: List[InputSet],
-                   bufs: List[Any]) -> None:
+                   bufs: List[Any], specc_eager: Optional[List[Callable[[], None]]] = None) -> None:
+    """sglang's path for one row; with `specc_eager` (specc's calls on the
+    same buffers) also the paired span of the two (Meter.span_pair)."""
     args = ctx.args
     cfg = kv_copy_config(layout.row_bytes()[0], args.tile_config, ctx.consts)
     sg = r["sglang"]
@@ -1254,6 +1292,12 @@ def measure_sglang(ctx: Ctx, r: Dict[str, Any], layout: Layout, tree: bool, sets
         sg.pop("status", None)
         if not measure_path(ctx, sg, path, sets, bufs, read_status=False, time_if_wrong=True):
             r["flags"].append("sgl-mismatch")
+        if specc_eager and r["bs"] <= PAIRED_SPAN_MAX_BS and "span_us" in sg:
+            est = (sg.get("est_call_us", 0.0) + (r["specc"].get("est_call_us") or 0.0)) * 1e-6
+            p = ctx.meter.span_pair(specc_eager, eager_calls(path, sets),
+                                    ctx.meter.n(ctx.meter.reps, est + 4e-4))
+            r["paired_span"] = {"specc_us": p["a_us"], "sglang_us": p["b_us"], "x": p["ratio"],
+                                "n": p["n"]}
     except Exception as e:  # a Triton failure must not hide the specc numbers
         sg["error"] = f"{type(e).__name__}: {e}"
         sg["status"] = "error"
@@ -1272,9 +1316,12 @@ def bench_config(ctx: Ctx, layout: Layout, tree: bool, bs: int, sets: List[Input
     # holds it: calls then do no per-buffer work on the host.
     pool = ctx.specc.Pool(bufs) if hasattr(ctx.specc, "Pool") else bufs
     sp = SpeccPath(ctx.specc, pool)
+    specc_eager = None
     try:
         ctx.specc.prepare(0, sets[0].size, pool)  # before capture, as in serving
-        if not measure_path(ctx, r["specc"], sp, sets, bufs, read_status=True):
+        if measure_path(ctx, r["specc"], sp, sets, bufs, read_status=True):
+            specc_eager = eager_calls(sp, sets)
+        else:
             r["flags"].append("SPECC-WRONG")
     except Exception as e:
         r["specc"]["error"] = f"{type(e).__name__}: {e}"
@@ -1301,7 +1348,7 @@ def bench_config(ctx: Ctx, layout: Layout, tree: bool, bs: int, sets: List[Input
     if state in ("ready", "pending") and time.monotonic() - ctx.t0 > args.time_limit_s:
         r["sglang"]["status"] = f"skipped: past --time-limit-s {args.time_limit_s:.0f}"
     elif state == "ready":
-        measure_sglang(ctx, r, layout, tree, sets, bufs)
+        measure_sglang(ctx, r, layout, tree, sets, bufs, specc_eager)
     elif state == "none":
         r["sglang"]["status"] = "no sglang sources"
     elif state == "pending":

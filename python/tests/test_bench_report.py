@@ -1,0 +1,39 @@
+"""The move benchmark's target verdicts (report.py): the span target is
+judged on the spans measured in turns where a row has them, else on the two
+separate medians. Needs neither torch nor a GPU."""
+
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import report  # noqa: E402
+
+
+def _row(**extra):
+    r = {"bs": 8, "kind": "tree", "floor_us": 1.0,
+         "specc": {"device_us": 5.0, "span_us": 40.0, "graph_us": 30.0, "host_us": 10.0},
+         "sglang": {"device_us": 12.0, "span_us": 180.0}}
+    r.update(extra)
+    return r
+
+
+FLOOR = {"empty_graph_us": 28.0, "empty_op_host_us": 9.0}
+
+
+def test_span_from_separate_medians_without_a_pair():
+    t = report.evaluate_targets(_row(), FLOOR)["span"]
+    assert t["applies"] and t["value"] == 180.0 / 40.0 and t["pass"] is False
+
+
+def test_span_from_the_paired_ratio():
+    t = report.evaluate_targets(_row(paired_span={"specc_us": 30.0, "sglang_us": 170.0,
+                                                  "x": 5.6, "n": 100}), FLOOR)["span"]
+    assert t["value"] == 5.6 and t["pass"] is True
+    cells = report.measurement_cells(_row(paired_span={"x": 5.6}), {})
+    assert "5.60" in cells
+
+
+def test_span_target_only_up_to_bs_32():
+    t = report.evaluate_targets(_row(bs=128, paired_span={"x": 9.0}), FLOOR)["span"]
+    assert t == {"applies": False}
