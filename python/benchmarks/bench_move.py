@@ -315,23 +315,29 @@ def next_power_of_2(n: int) -> int:
 # Index dtypes and pool_len of the inputs, per kind. The GPU run takes them
 # from a tiny make_case(); --extract-only (no torch) assumes these.
 ASSUMED_CASE = {"rpi": "int64", "r2t": "int32", "seq": "int64", "end": "int64",
-                "acc": "int32", "ocl": "int64"}
+                "ncd": "int64", "acc": "int32", "ocl": "int64"}
 
 
 def assumed_case_info(tree: bool, w: int, tree_drafts: int) -> Dict[str, Any]:
     nd = tree_drafts if tree else w
-    return dict(ASSUMED_CASE, pool_len=64 + nd + 8, assumed=True)
+    return dict(ASSUMED_CASE, pool_len=64 + nd + 8, window=nd, assumed=True)
 
 
 def config_jobs(info: Dict[str, Any], bs: int, w: int, cfg: Dict[str, int],
-                row_bytes: int) -> List[Dict[str, Any]]:
+                row_bytes: int, targets: str = "req_to_token") -> List[Dict[str, Any]]:
     """The three kernel specializations sglang's path compiles for one batch
-    size, kind (`info`) and copy tile (`cfg`): what SglangPath.__call__ passes."""
+    size, kind (`info`), copy tile (`cfg`) and target source: what
+    SglangPath.__call__ passes."""
     size = bs * w
     d = {k: info[k] for k in ASSUMED_CASE}
+    if targets == "window":  # (arange, window, zeros_like(ncd + 1), ncd + 1)
+        a_dt = {"rpi": "int64", "r2t": d["ocl"], "seq": d["ncd"], "end": d["ncd"]}
+        a_len = info["window"]
+    else:
+        a_dt = {k: d[k] for k in ("rpi", "r2t", "seq", "end")}
+        a_len = info["pool_len"]
     assign = {"kernel": "assign_extend_cache_locs",
-              "params": {"bs_upper": next_power_of_2(bs), "pool_len": info["pool_len"],
-                         "dtypes": {k: d[k] for k in ("rpi", "r2t", "seq", "end")}}}
+              "params": {"bs_upper": next_power_of_2(bs), "pool_len": a_len, "dtypes": a_dt}}
     fill = {"kernel": "fill_accept_out_cache_loc",
             "params": {"size_upper": next_power_of_2(size),
                        "dtypes": {k: d[k] for k in ("acc", "ocl")}}}
@@ -388,7 +394,7 @@ def plan_jobs(args: argparse.Namespace, infos: Dict[bool, Dict[str, Any]],
         cfg = kv_copy_config(rb[0], args.tile_config, consts)
         for tree in kinds:
             for bs in sorted(set(args.bs) | {args.check_bs}):
-                js = config_jobs(infos[tree], bs, args.w, cfg, rb[0])
+                js = config_jobs(infos[tree], bs, args.w, cfg, rb[0], args.targets)
                 jobs += js
                 needs[(name, tree, bs)] = [j["key"] for j in js]
     return jobs, needs
@@ -735,7 +741,8 @@ class InputSet:
         return int(self.args["req_to_token"].shape[1])
 
 
-def make_inputs(bs: int, w: int, tree: bool, num_draft: int, sets: int, seed: int) -> List[InputSet]:
+def make_inputs(bs: int, w: int, tree: bool, num_draft: int, sets: int, seed: int,
+                targets: str = "req_to_token") -> List[InputSet]:
     """`sets` index sets of identical shapes and different values, made and
     resolved (targets, sources) on the CPU, then copied to the GPU."""
     from gpu_cases import make_case, reference
@@ -744,7 +751,7 @@ def make_inputs(bs: int, w: int, tree: bool, num_draft: int, sets: int, seed: in
     for k in range(sets):
         args, _ = make_case(bs, w, tree=tree, num_draft=num_draft, layers=0, device="cpu",
                             seed=seed + 7919 * k)
-        _, tgt, src = reference(args, [])
+        _, tgt, src = reference(args, [], targets=targets)
         res.append(InputSet({n: v.cuda() for n, v in args.items()}, args, tgt.cuda(), src.cuda(),
                             int((tgt != src).sum())))
     shapes = {tuple(tuple(v.shape) for v in s.args.values()) for s in res}
@@ -762,7 +769,9 @@ def case_info(tree: bool, w: int, tree_drafts: int) -> Dict[str, Any]:
     name = lambda t: str(t.dtype).replace("torch.", "")  # noqa: E731
     return {"pool_len": int(a["req_to_token"].shape[1]), "rpi": name(a["req_pool_indices"]),
             "r2t": name(a["req_to_token"]), "seq": name(a["seq_lens"]), "end": name(end),
-            "acc": name(a["accept_index"]), "ocl": name(a["out_cache_loc"])}
+            "ncd": name(a["num_correct_drafts"]), "acc": name(a["accept_index"]),
+            "ocl": name(a["out_cache_loc"]),
+            "window": int(a["out_cache_loc"].numel()) // int(a["accept_index"].shape[0])}
 
 
 def slots_needed(sets: Sequence[InputSet], margin: int = 64) -> int:
@@ -796,7 +805,9 @@ class SglangPath:
     """sglang's move for one pool, built as sglang builds it: the addresses and
     strides once per pool, everything else per call."""
 
-    def __init__(self, kernels: Dict[str, Any], bufs: List[Any], config: Dict[str, int]):
+    def __init__(self, kernels: Dict[str, Any], bufs: List[Any], config: Dict[str, int],
+                 targets: str = "req_to_token"):
+        self.targets = targets
         self.assign = kernels["assign_extend_cache_locs"]
         self.fill = kernels["fill_accept_out_cache_loc"]
         self.copy = kernels["copy_all_layer_kv_cache_tiled"]
@@ -816,11 +827,23 @@ class SglangPath:
         cfg = self.config
         tgt = torch.zeros(size, dtype=torch.int64, device="cuda")
         src = torch.zeros(size, dtype=torch.int64, device="cuda")
-        end = a["seq_lens"] + a["num_correct_drafts"] + 1
-        if stage_ms is not None:
-            t0 = _sync_clock()
-        self.assign[(bs,)](a["req_pool_indices"], a["req_to_token"], a["seq_lens"], end, tgt,
-                           inp.pool_len, next_power_of_2(bs))
+        if self.targets == "window":
+            # sglang 0.5.23's fill_front_out_cache_loc_func: the first
+            # num_correct_drafts + 1 slots of each request's verify window.
+            num_front = a["num_correct_drafts"] + 1
+            window = a["out_cache_loc"].view(bs, -1)
+            rows = torch.arange(bs, device="cuda")
+            starts = torch.zeros_like(num_front)
+            if stage_ms is not None:
+                t0 = _sync_clock()
+            self.assign[(bs,)](rows, window, starts, num_front, tgt, window.shape[1],
+                               next_power_of_2(bs))
+        else:
+            end = a["seq_lens"] + a["num_correct_drafts"] + 1
+            if stage_ms is not None:
+                t0 = _sync_clock()
+            self.assign[(bs,)](a["req_pool_indices"], a["req_to_token"], a["seq_lens"], end, tgt,
+                               inp.pool_len, next_power_of_2(bs))
         if stage_ms is not None:
             t1 = _sync_clock()
             stage_ms["assign_extend_cache_locs"] = (t1 - t0) * 1e3
@@ -835,8 +858,12 @@ class SglangPath:
             stage_ms["copy_all_layer_kv_cache_tiled"] = (_sync_clock() - t2) * 1e3
 
 
-def positional(inp: InputSet) -> Tuple[Any, ...]:
+def positional(inp: InputSet, targets: str = "req_to_token") -> Tuple[Any, ...]:
+    """The six index arguments in the API's order; with window targets the
+    three request-table ones are None, as sglang 0.5.23's callers pass them."""
     a = inp.args
+    if targets == "window":
+        return (None, None, None, a["num_correct_drafts"], a["accept_index"], a["out_cache_loc"])
     return (a["req_pool_indices"], a["req_to_token"], a["seq_lens"], a["num_correct_drafts"],
             a["accept_index"], a["out_cache_loc"])
 
@@ -846,21 +873,33 @@ class SpeccPath:
     its arguments bound positionally, as a caller makes it (the host timing
     then holds no wrapper of ours)."""
 
-    def __init__(self, specc: Any, bufs: List[Any]):
-        self.move, self.bufs = specc.move_accept_tokens_to_target_kvcache, bufs
+    def __init__(self, specc: Any, bufs: List[Any], targets: str = "req_to_token"):
+        self.move, self.bufs, self.targets = specc.move_accept_tokens_to_target_kvcache, bufs, targets
+        self.kw = {} if targets == "req_to_token" else {"targets": targets}
 
     def __call__(self, inp: InputSet) -> None:
-        self.move(*positional(inp), self.bufs)
+        self.move(*positional(inp, self.targets), self.bufs, **self.kw)
 
     def bind(self, inp: InputSet) -> Callable[[], None]:
-        return functools.partial(self.move, *positional(inp), self.bufs)
+        return functools.partial(self.move, *positional(inp, self.targets), self.bufs, **self.kw)
 
 
 class TorchOpPath(SpeccPath):
     """torch.ops.specc.move_accept_tokens_to_target_kvcache, positional."""
 
-    def __init__(self, op: Any, bufs: List[Any]):
-        self.move, self.bufs = op, bufs
+    def __init__(self, op: Any, bufs: List[Any], targets: str = "req_to_token"):
+        self.move, self.bufs, self.targets = op, bufs, targets
+
+    def __call__(self, inp: InputSet) -> None:
+        self.move(*self._args(inp))
+
+    def bind(self, inp: InputSet) -> Callable[[], None]:
+        return functools.partial(self.move, *self._args(inp))
+
+    def _args(self, inp: InputSet) -> Tuple[Any, ...]:
+        # The schema's trailing (check, targets), positional.
+        tail = () if self.targets == "req_to_token" else (False, self.targets)
+        return (*positional(inp, self.targets), self.bufs, *tail)
 
 
 def specc_status(specc: Any) -> Optional[List[int]]:
@@ -1151,17 +1190,17 @@ def full_check(ctx: Ctx, layout: Layout, tree: bool) -> Dict[str, Any]:
     args = ctx.args
     kind = "tree" if tree else "chain"
     inp = make_inputs(args.check_bs, args.w, tree, args.tree_drafts if tree else args.w, 1,
-                      seed=100 + tree)[0]
+                      seed=100 + tree, targets=args.targets)[0]
     bufs = make_buffers(layout, slots_needed([inp]), seed=5)
     u8 = [rows_u8(b) for b in bufs]
     orig = [x.clone() for x in u8]
-    want, _, _ = reference(inp.args_cpu, orig)
+    want, _, _ = reference(inp.args_cpu, orig, targets=args.targets)
     res: Dict[str, Any] = {"layout": layout.name, "kind": kind, "bs": args.check_bs, "w": args.w}
     specc = ctx.specc
     try:
         t0 = time.perf_counter()
         specc.prepare(0, inp.size, bufs)
-        SpeccPath(specc, bufs)(inp)
+        SpeccPath(specc, bufs, args.targets)(inp)
         torch.cuda.synchronize()
         res["specc_first_call_ms"] = (time.perf_counter() - t0) * 1e3
         res["specc_status"] = specc_status(specc)
@@ -1182,7 +1221,8 @@ def full_check(ctx: Ctx, layout: Layout, tree: bool) -> Dict[str, Any]:
                 for x, o in zip(u8, orig):
                     x.copy_(o)
             path = SglangPath(ctx.sgl_kernels, bufs,
-                              kv_copy_config(u8[0].shape[1], args.tile_config, ctx.consts))
+                              kv_copy_config(u8[0].shape[1], args.tile_config, ctx.consts),
+                              args.targets)
             try:
                 where = f"check {layout.name} {kind} bs={args.check_bs}"
                 ctx.watch_first_call(where, first_calls(path, inp, where, ctx.compile_log))
@@ -1286,7 +1326,7 @@ def measure_sglang(ctx: Ctx, r: Dict[str, Any], layout: Layout, tree: bool, sets
                         "kernels were not found in the cache); this size would take minutes")
         return
     try:
-        path = SglangPath(ctx.sgl_kernels, bufs, cfg)
+        path = SglangPath(ctx.sgl_kernels, bufs, cfg, args.targets)
         fc = first_calls(path, sets[0], r["config"], ctx.compile_log)
         ctx.watch_first_call(r["config"], fc)
         sg.pop("status", None)
@@ -1315,7 +1355,7 @@ def bench_config(ctx: Ctx, layout: Layout, tree: bool, bs: int, sets: List[Input
     # The pool registered once, as a serving loop (and the sglang adapter)
     # holds it: calls then do no per-buffer work on the host.
     pool = ctx.specc.Pool(bufs) if hasattr(ctx.specc, "Pool") else bufs
-    sp = SpeccPath(ctx.specc, pool)
+    sp = SpeccPath(ctx.specc, pool, args.targets)
     specc_eager = None
     try:
         ctx.specc.prepare(0, sets[0].size, pool)  # before capture, as in serving
@@ -1330,7 +1370,7 @@ def bench_config(ctx: Ctx, layout: Layout, tree: bool, bs: int, sets: List[Input
     op = torch_op()
     if op is not None:
         try:
-            path = TorchOpPath(op, bufs)
+            path = TorchOpPath(op, bufs, args.targets)
             c = check_move(bufs, sets[0], lambda: path(sets[0]))
             r["torch_op"]["check_eager"] = c
             if not (c["targets"] and c["others"]):
@@ -1564,6 +1604,7 @@ def _run_gpu(args: argparse.Namespace, workdir: pathlib.Path, cache_dir: str, ca
         "commit": commit, "git_dirty": dirty, "specc_module": relpath(specc.__file__),
         "triton_cache_fresh": cache_is_fresh, "sets": args.sets, "w": args.w,
         "tree_drafts": args.tree_drafts, "bs": args.bs, "kinds": args.kinds,
+        "targets": args.targets,
         "nominal_reps": {"device_us": args.reps, "graph_us": args.reps, "span_us": args.reps,
                          "host_us": args.host_reps},
         "min_reps": args.min_reps, "budget_s": args.budget_s, "sync_every": args.sync_every,
@@ -1669,7 +1710,8 @@ def _run_gpu(args: argparse.Namespace, workdir: pathlib.Path, cache_dir: str, ca
                     if key not in inputs:
                         inputs[key] = make_inputs(bs, args.w, tree,
                                                   args.tree_drafts if tree else args.w,
-                                                  args.sets, seed=1000 * bs + tree)
+                                                  args.sets, seed=1000 * bs + tree,
+                                                  targets=args.targets)
                     log(f"[{time.monotonic() - t_start:5.0f} s] timing {layout.name} "
                         f"{'tree' if tree else 'chain'} bs={bs} ...")
                     try:
@@ -1759,6 +1801,12 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     ap.add_argument("--layouts", nargs="+", choices=list(LAYOUTS), default=DEFAULT_LAYOUTS)
     ap.add_argument("--kinds", nargs="+", choices=["chain", "tree"], default=["chain", "tree"])
     ap.add_argument("--w", type=int, default=4, help="accept_index width (speculative steps + 1)")
+    ap.add_argument("--targets", choices=["req_to_token", "window"], default="req_to_token",
+                    help="where the targets come from: the request-to-token table (sglang's "
+                         "path before 0.5.23: assign_extend_cache_locs over req_to_token) or "
+                         "each request's verify window (0.5.23: the same kernel over "
+                         "out_cache_loc.view(bs, -1), after an arange, a zeros_like and an "
+                         "add); specc is called with the same target source")
     ap.add_argument("--tree-drafts", type=int, default=8, help="draft tokens per request of a tree")
     ap.add_argument("--sets", type=int, default=4,
                     help="input sets rotated through (default 4, at least 2)")

@@ -318,6 +318,7 @@ def markdown(data: Dict[str, Any]) -> str:
         f"{h.get('cuda', '?')} / {h.get('python', '?')} |",
         f"| specc backend | {h.get('specc_backend', '?')} |",
         f"| W, tree drafts, input sets | {h.get('w', '?')}, {h.get('tree_drafts', '?')}, {h.get('sets', '?')} |",
+        f"| targets | {h.get('targets', 'req_to_token')} (both paths) |",
         f"| calls per median (nominal) | device {nominal.get('device_us', '?')}, graph "
         f"{nominal.get('graph_us', '?')}, span {nominal.get('span_us', '?')}, host "
         f"{nominal.get('host_us', '?')}; fewer (>= {h.get('min_reps', '?')}) where one measurement "
