@@ -1,6 +1,7 @@
-"""The move benchmark's target verdicts (report.py): the span target is
-judged on the spans measured in turns where a row has them, else on the two
-separate medians. Needs neither torch nor a GPU."""
+"""The move benchmark's verdicts: the span target (report.py) is judged on
+the spans measured in turns where a row has them, else on the two separate
+medians; a first sglang call counts as compiled in the process only past
+Triton's own start (bench_move.compiled_here). Needs neither torch nor a GPU."""
 
 import pathlib
 import sys
@@ -37,3 +38,16 @@ def test_span_from_the_paired_ratio():
 def test_span_target_only_up_to_bs_32():
     t = report.evaluate_targets(_row(bs=128, paired_span={"x": 9.0}), FLOOR)["span"]
     assert t == {"applies": False}
+
+
+def test_first_triton_launch_is_not_a_compile():
+    """The first sglang call of a process: its first stage pays Triton's
+    start; a slow later stage still shows a cache miss."""
+    import bench_move
+
+    start = {"assign_extend_cache_locs": 606.0, "fill_accept_out_cache_loc": 3.0,
+             "copy_all_layer_kv_cache_tiled": 3.0}
+    assert not bench_move.compiled_here(start, 200, first_in_process=True)
+    assert bench_move.compiled_here(start, 200, first_in_process=False)
+    miss = dict(start, copy_all_layer_kv_cache_tiled=900.0)
+    assert bench_move.compiled_here(miss, 200, first_in_process=True)
