@@ -43,6 +43,8 @@ Per configuration (KV layout x chain/tree x batch size), per path:
     order), so that both see the same GPU and host state; the ratio is the
     median of the per-pair ratios. The span target is judged on it (rows
     whose sglang kernels compiled late have none and use the two spans).
+    Likewise specc's graph replays in turns with the empty kernel's one-node
+    graph (f): the graph target is judged on the median per-pair difference.
 (d) **host**: ``time.perf_counter_ns`` around the Python call only, no
     synchronisation inside the timed region (one every ``--sync-every`` calls
     outside it, so that the launch queue never fills). Median over
@@ -213,7 +215,8 @@ LAYOUTS = {
 }
 DEFAULT_LAYOUTS = ["llama8b", "llama70b-tp8", "qwen32b", "mla"]
 DEFAULT_BS = [1, 8, 32, 128, 512, 2048]
-# Rows whose eager spans are also measured in pairs (the span target's sizes).
+# Rows whose eager spans (against sglang's) and graph replays (against the
+# empty kernel's graph) are also measured in turns: the targets' sizes.
 PAIRED_SPAN_MAX_BS = 32
 
 
@@ -964,6 +967,9 @@ class Meter:
         self.budget_s, self.sync_every = args.budget_s, args.sync_every
         self.cache = torch.empty(args.flush_mib << 20, dtype=torch.uint8, device="cuda")
         self.has_marker = hasattr(torch.cuda, "_sleep")
+        # The one-node graph of the empty kernel (measure_floor), replayed in
+        # turns with each small batch's graphs.
+        self.empty_graph: Any = None
 
     def flush(self) -> None:
         self.cache.zero_()
@@ -1050,7 +1056,8 @@ class Meter:
         """Spans as in span(), of two paths taken in turns: call i of each
         path runs back to back with the other's, in alternating order (a b,
         b a, ...), so that both see the same GPU, clocks and host state. Gives
-        each path's median and the median of the n per-pair ratios b/a."""
+        each path's median and the medians of the n per-pair ratios b/a and
+        differences b - a."""
         ka, kb = len(a), len(b)
         ev = [[torch.cuda.Event(enable_timing=True) for _ in range(4)] for _ in range(n)]
         for i in range(n):
@@ -1066,7 +1073,8 @@ class Meter:
         ta = [e[0].elapsed_time(e[1]) * 1e3 for e in ev]
         tb = [e[2].elapsed_time(e[3]) * 1e3 for e in ev]
         return {"a_us": _median(ta), "b_us": _median(tb), "n": n,
-                "ratio": _median([y / x for x, y in zip(ta, tb) if x > 0])}
+                "ratio": _median([y / x for x, y in zip(ta, tb) if x > 0]),
+                "diff_us": _median([y - x for x, y in zip(ta, tb)])}
 
     def host(self, fns: Sequence[Callable[[], None]], n: int) -> Dict[str, Any]:
         """Wall time of the Python call only ((d))."""
@@ -1288,10 +1296,11 @@ def eager_calls(call: Callable[[InputSet], None], sets: List[InputSet]) -> List[
 
 def measure_path(ctx: Ctx, res: Dict[str, Any], call: Callable[[InputSet], None],
                  sets: List[InputSet], bufs: List[Any], read_status: bool,
-                 time_if_wrong: bool = False) -> bool:
+                 time_if_wrong: bool = False, pair_graph: bool = False) -> bool:
     """Checks one eager call and one graph replay, then times the path the four
-    ways (a wrong path only with `time_if_wrong`). Returns whether both checks
-    passed."""
+    ways (a wrong path only with `time_if_wrong`); with `pair_graph`, its
+    replays also in turns with the empty kernel's graph (res["graph_pair"]).
+    Returns whether both checks passed."""
     m, args = ctx.meter, ctx.args
     ce = check_move(bufs, sets[0], lambda: call(sets[0]))
     res["check_eager"] = ce
@@ -1316,6 +1325,10 @@ def measure_path(ctx: Ctx, res: Dict[str, Any], call: Callable[[InputSet], None]
     res.update(span_us=s["us"], span_min_us=s["min_us"], span_n=s["n"])
     g = m.span(replays, m.n(m.reps, est + 2e-4))
     res.update(graph_us=g["us"], graph_min_us=g["min_us"], graph_n=g["n"])
+    if pair_graph and m.empty_graph is not None:
+        p = m.span_pair([m.empty_graph.replay], replays, m.n(m.reps, est + 4e-4))
+        res["graph_pair"] = {"empty_us": p["a_us"], "us": p["b_us"], "diff_us": p["diff_us"],
+                             "n": p["n"]}
     if not args.no_profiler:
         try:
             d = m.device(eager, m.n(m.reps, est + 1e-4))
@@ -1377,7 +1390,8 @@ def bench_config(ctx: Ctx, layout: Layout, tree: bool, bs: int, sets: List[Input
     specc_eager = None
     try:
         ctx.specc.prepare(0, sets[0].size, pool)  # before capture, as in serving
-        if measure_path(ctx, r["specc"], sp, sets, bufs, read_status=True):
+        if measure_path(ctx, r["specc"], sp, sets, bufs, read_status=True,
+                        pair_graph=bs <= PAIRED_SPAN_MAX_BS):
             specc_eager = eager_calls(sp, sets)
         else:
             r["flags"].append("SPECC-WRONG")
@@ -1480,6 +1494,7 @@ def measure_floor(meter: Meter, args: argparse.Namespace) -> Dict[str, Any]:
         f["empty_device_error"] = f"{type(e).__name__}: {e}"
         f["empty_device_us"] = 0.0
     g = capture(empty)
+    meter.empty_graph = g
     f["empty_graph_us"] = meter.span([g.replay], max(100, args.reps))["us"]
     f["empty_span_us"] = meter.span([empty], max(100, args.reps))["us"]
     f["empty_host_us"] = meter.host([empty], args.host_reps)["us"]

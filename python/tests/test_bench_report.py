@@ -51,3 +51,14 @@ def test_first_triton_launch_is_not_a_compile():
     assert bench_move.compiled_here(start, 200, first_in_process=False)
     miss = dict(start, copy_all_layer_kv_cache_tiled=900.0)
     assert bench_move.compiled_here(miss, 200, first_in_process=True)
+
+
+def test_graph_target_from_the_replays_in_turns():
+    """Without a pair: specc's replay against the empty graph's + 5 us; with
+    one: the median per-pair difference against 5 us."""
+    t = report.evaluate_targets(_row(), FLOOR)["graph"]
+    assert t["value"] == 30.0 and t["limit"] == 33.0 and t["pass"] is True
+    sp = dict(_row()["specc"], graph_pair={"empty_us": 16.0, "us": 27.0, "diff_us": 6.5, "n": 100})
+    t = report.evaluate_targets(_row(specc=sp), FLOOR)["graph"]
+    assert t["value"] == 6.5 and t["limit"] == 5.0 and t["pass"] is False
+    assert "6.5" in report.measurement_cells(_row(specc=sp), {})
