@@ -96,6 +96,31 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
   ];
 }
 
+def KVCacheOutlineCold : Pass<"kvcache-outline-cold", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Move the rarely taken branches of the kernels into device functions";
+  let description = [{
+    The kernels of kvcache-to-gpu mark the branches that a common call never
+    takes (a large batch's chunked validation and planning, the report of a
+    violation, the staged move of a batch with hazards across requests, the
+    byte path of rows that are not 16-byte aligned) with `kvcache.cold`. This
+    pass moves the then-region of each such `scf.if` into an internal
+    `llvm.func` of the same `gpu.module` (`passthrough = ["noinline"]`,
+    named `<kernel>__cold<N>`; the values the region uses from above become
+    its arguments, constants are cloned into it) and calls it there with
+    `llvm.call`. A cold branch yields no value.
+
+    Why: ptxas lays every branch out where it stands in the control flow,
+    whatever its weights, and a call runs from an L2 cache that the previous
+    work has flushed, so each instruction-cache miss along the taken path is
+    a memory round trip. Out of line, the common path is one short run of
+    instructions that the fetch unit streams. A cold branch costs a call
+    (its live values pass through the parameter space) when it is taken.
+
+    Fails, where the branch is, if a marked branch cannot be outlined.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def KVCacheToLoops : Pass<"kvcache-to-loops", "ModuleOp"> {
   let summary = "Lower kvcache ops to sequential host loops";
   let description = [{

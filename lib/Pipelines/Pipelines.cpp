@@ -54,6 +54,7 @@ void specc::buildGPUKernelsToNVVM(OpPassManager &pm,
   target.optLevel = options.optLevel;
   pm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(kvcache::createKVCacheOutlineCold());
   // scf must be gone before GPU-to-NVVM, which converts cf but not scf.
   kernels.addPass(createSCFToControlFlowPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps());

@@ -120,70 +120,65 @@ void FusedKernel::movePerRequest() {
           Value first = k.mul(i, W);
           k.forLoop(lane, S, lanes, [&](Value c) {
             Value col = k.mul(c, k.i64(kVectorBytes));
-            // The common case, every row of the group 16-byte aligned: the
-            // request's entries kEntryGroup at a time, each in every buffer
-            // of the group, all loads before any store (one memory round
-            // trip per group of entries, not per entry).
-            k.ifThenElse(
-                allVector,
-                [&] {
-                  k.forLoop(zero, W, k.i64(kEntryGroup), [&](Value g) {
-                    SmallVector<Value> tg, mv, data;
-                    for (int64_t q = 0; q < kEntryGroup; ++q) {
-                      Value j = k.add(g, k.i64(q));
-                      SmallVector<Value> ts = k.ifValues(
-                          k.cmp(P::slt, j, W), {i64, i64},
-                          [&]() -> SmallVector<Value> {
-                            return {tgtAt(k.add(first, j)),
-                                    srcAt(k.add(first, j))};
-                          },
-                          [&]() -> SmallVector<Value> {
-                            return {minusOne, minusOne};
-                          });
-                      tg.push_back(ts[0]);
-                      mv.push_back(k.cmp(P::ne, ts[0], ts[1]));
-                      for (auto [base, rowBytes, vectorizable] : rowsOf) {
-                        Value here =
-                            k.bitAnd(mv.back(), k.cmp(P::slt, col, rowBytes));
-                        Value at =
-                            k.gep(base, i8, k.add(k.mul(ts[1], rowBytes), col));
-                        data.push_back(k.ifValue(
-                            here, vec,
-                            [&]() -> Value {
-                              return k.load(vec, at, kVectorBytes);
-                            },
-                            [&]() -> Value { return zeroVec(); }));
-                      }
-                    }
-                    for (int64_t q = 0; q < kEntryGroup; ++q)
-                      for (auto [r, row] : llvm::enumerate(rowsOf)) {
-                        auto [base, rowBytes, vectorizable] = row;
-                        Value here =
-                            k.bitAnd(mv[q], k.cmp(P::slt, col, rowBytes));
-                        k.ifThen(here, [&] {
-                          k.store(data[q * rowsOf.size() + r],
-                                  k.gep(base, i8,
-                                        k.add(k.mul(tg[q], rowBytes), col)),
-                                  kVectorBytes);
-                        });
-                      }
-                  });
-                },
-                [&] {
-                  // The byte path: entry by entry, buffer by buffer.
-                  k.forLoop(zero, W, one, [&](Value j) {
-                    Value t = tgtAt(k.add(first, j)),
-                          s = srcAt(k.add(first, j));
-                    k.ifThen(k.cmp(P::ne, t, s), [&] {
-                      for (auto [base, rowBytes, vectorizable] : rowsOf)
-                        k.ifThen(k.cmp(P::slt, col, rowBytes), [&] {
-                          Value v =
-                              loadSlice(base, rowBytes, vectorizable, s, col);
-                          storeSlice(base, rowBytes, vectorizable, t, col, v);
-                        });
+            // The byte path for a group with a row not 16-byte aligned
+            // (rare: laid out of line). The common case, every row of the
+            // group aligned: the request's entries kEntryGroup at a time,
+            // each in every buffer of the group, all loads before any store
+            // (one memory round trip per group of entries, not per entry).
+            k.ifCold(k.bitNot(allVector), [&] {
+              // Entry by entry, buffer by buffer.
+              k.forLoop(zero, W, one, [&](Value j) {
+                Value t = tgtAt(k.add(first, j)), s = srcAt(k.add(first, j));
+                k.ifThen(k.cmp(P::ne, t, s), [&] {
+                  for (auto [base, rowBytes, vectorizable] : rowsOf)
+                    k.ifThen(k.cmp(P::slt, col, rowBytes), [&] {
+                      Value v = loadSlice(base, rowBytes, vectorizable, s, col);
+                      storeSlice(base, rowBytes, vectorizable, t, col, v);
                     });
-                  });
                 });
+              });
+            });
+            k.ifThen(allVector, [&] {
+              k.forLoop(zero, W, k.i64(kEntryGroup), [&](Value g) {
+                SmallVector<Value> tg, mv, data;
+                for (int64_t q = 0; q < kEntryGroup; ++q) {
+                  Value j = k.add(g, k.i64(q));
+                  SmallVector<Value> ts = k.ifValues(
+                      k.cmp(P::slt, j, W), {i64, i64},
+                      [&]() -> SmallVector<Value> {
+                        return {tgtAt(k.add(first, j)), srcAt(k.add(first, j))};
+                      },
+                      [&]() -> SmallVector<Value> {
+                        return {minusOne, minusOne};
+                      });
+                  tg.push_back(ts[0]);
+                  mv.push_back(k.cmp(P::ne, ts[0], ts[1]));
+                  for (auto [base, rowBytes, vectorizable] : rowsOf) {
+                    Value here =
+                        k.bitAnd(mv.back(), k.cmp(P::slt, col, rowBytes));
+                    Value at =
+                        k.gep(base, i8, k.add(k.mul(ts[1], rowBytes), col));
+                    data.push_back(k.ifValue(
+                        here, vec,
+                        [&]() -> Value {
+                          return k.load(vec, at, kVectorBytes);
+                        },
+                        [&]() -> Value { return zeroVec(); }));
+                  }
+                }
+                for (int64_t q = 0; q < kEntryGroup; ++q)
+                  for (auto [r, row] : llvm::enumerate(rowsOf)) {
+                    auto [base, rowBytes, vectorizable] = row;
+                    Value here = k.bitAnd(mv[q], k.cmp(P::slt, col, rowBytes));
+                    k.ifThen(here, [&] {
+                      k.store(
+                          data[q * rowsOf.size() + r],
+                          k.gep(base, i8, k.add(k.mul(tg[q], rowBytes), col)),
+                          kVectorBytes);
+                    });
+                  }
+              });
+            });
           });
         });
   });

@@ -191,6 +191,7 @@ void FusedKernel::build() {
     k.store(k.i32(0), flag(PLANNER), 4);
     k.store(k.i32(0), flag(UNSAFE), 4);
     k.store(k.i32(0), flag(VERDICT), 4);
+    k.store(k.i32(0), flag(CAPACITY), 4);
     k.store(k.i64(INT64_MAX), val(MIN_SLOTS), 8);
     k.store(k.i64(INT64_MAX), val(FIRST_BAD), 8);
     for (int64_t f : {CODE, ENTRY, VALUE, BOUND, SKIPPED, MOVED})
@@ -199,18 +200,20 @@ void FusedKernel::build() {
   k.barrier();
   // A large batch: every block validates the chunks of requests it
   // claims; the one that validates the last chunk plans.
-  k.ifThen(k.bitNot(local), [&] { validateChunks(); });
-  Value planner = k.cmp(P::eq, k.load(i32, flag(PLANNER), 4), k.i32(0));
-  k.ifThenElse(
-      planner, [&] { plan(sTgt, sSrc); }, [&] { waitVerdict(); });
+  // Branches that a small, valid, per-request batch never takes are cold:
+  // device functions, out of its instruction stream (KernelBuilder::ifCold).
+  k.ifCold(k.bitNot(local), [&] { validateChunks(); });
+  Value waiter = k.cmp(P::ne, k.load(i32, flag(PLANNER), 4), k.i32(0));
+  k.ifCold(waiter, [&] { waitVerdict(); });
+  k.ifThen(k.bitNot(waiter), [&] { plan(sTgt, sSrc); });
   k.barrier();
   Value verdict = k.load(i32, flag(VERDICT), 4);
   k.ifThen(k.cmp(P::eq, verdict, k.i32(V_PER_REQUEST)),
            [&] { movePerRequest(); });
-  k.ifThen(k.cmp(P::eq, verdict, k.i32(V_STAGED)), [&] { moveStaged(); });
+  k.ifCold(k.cmp(P::eq, verdict, k.i32(V_STAGED)), [&] { moveStaged(); });
   // C. The last block of a launch past the local capacity restores the
   // control words.
-  k.ifThen(k.bitAnd(k.bitNot(local), isThread0), [&] {
+  k.ifCold(k.bitAnd(k.bitNot(local), isThread0), [&] {
     LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
     Value done = LLVM::AtomicRMWOp::create(
         b, LLVM::AtomicBinOp::add, ctrl(KVCACHE_CTRL_DONE), k.i32(1),

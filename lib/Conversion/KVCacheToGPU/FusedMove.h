@@ -43,8 +43,9 @@ enum {
   NUM_VALUES
 };
 /// Shared i32 flags: hazard across requests, whether the block plans (0)
-/// or waits (1), the chunk it claimed, the verdict.
-enum { UNSAFE, PLANNER, CLAIMED, VERDICT, NUM_FLAGS };
+/// or waits (1), the chunk it claimed, the verdict, whether a large plan's
+/// cyclic rows exceed the staging capacity.
+enum { UNSAFE, PLANNER, CLAIMED, VERDICT, CAPACITY, NUM_FLAGS };
 /// Verdicts published by a planner block (0 = not yet).
 enum { V_PER_REQUEST = 1, V_STAGED = 2, V_NONE = 3 };
 

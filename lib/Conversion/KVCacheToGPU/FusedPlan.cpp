@@ -161,39 +161,34 @@ void FusedKernel::plan(Value sTgt, Value sSrc) {
   // the check is skipped (MOVED is final behind the rounds' barrier, so
   // the branch is uniform).
   Value anyMoves = k.cmp(P::sgt, k.load(i64, val(MOVED), 8), zero);
-  Value capacityError = k.ifValue(
-      anyMoves, b.getI1Type(),
-      [&]() -> Value {
-        return k.ifValue(
-            local, b.getI1Type(),
-            [&]() -> Value {
-              int64_t log2C = llvm::Log2_64(2 * C);
-              Value keys = k.sharedMemory(
-                  (k.getKernel().getName() + "_keys").str(),
-                  LLVM::LLVMArrayType::get(i64, int64_t(1) << log2C), false);
-              Value values = k.sharedMemory(
-                  (k.getKernel().getName() + "_writers").str(),
-                  LLVM::LLVMArrayType::get(i32, int64_t(1) << log2C), false);
-              MovePlan table(k, keys, values, log2C, n, T,
-                             (k.getKernel().getName() + "_local").str());
-              crossCheck(table);
-              return k.i1(false);
-            },
-            [&]() -> Value {
-              MovePlan table(k, planWs, n, T, k.getKernel().getName());
-              crossCheck(table);
-              Value unsafe =
-                  k.cmp(P::ne, k.load(i32, flag(UNSAFE), 4), k.i32(0));
-              k.ifThen(unsafe, [&] { table.plan(src, tgt); });
-              // Rows on or feeding a cycle must fit one chunk.
-              Value cyclic = k.ifValue(
-                  unsafe, i64,
-                  [&]() -> Value { return k.loadI64(planWs, i32, k.i64(2)); },
-                  [&]() -> Value { return zero; });
-              return k.cmp(P::sgt, cyclic, k.i64(C));
-            });
-      },
-      [&]() -> Value { return k.i1(false); });
+  k.ifThen(k.bitAnd(anyMoves, local), [&] {
+    int64_t log2C = llvm::Log2_64(2 * C);
+    Value keys = k.sharedMemory(
+        (k.getKernel().getName() + "_keys").str(),
+        LLVM::LLVMArrayType::get(i64, int64_t(1) << log2C), false);
+    Value values = k.sharedMemory(
+        (k.getKernel().getName() + "_writers").str(),
+        LLVM::LLVMArrayType::get(i32, int64_t(1) << log2C), false);
+    MovePlan table(k, keys, values, log2C, n, T,
+                   (k.getKernel().getName() + "_local").str());
+    crossCheck(table);
+  });
+  // A large batch's table and depth plan live in the workspace.
+  k.ifCold(k.bitAnd(anyMoves, k.bitNot(local)), [&] {
+    MovePlan table(k, planWs, n, T, k.getKernel().getName());
+    crossCheck(table);
+    Value unsafe = k.cmp(P::ne, k.load(i32, flag(UNSAFE), 4), k.i32(0));
+    k.ifThen(unsafe, [&] { table.plan(src, tgt); });
+    // Rows on or feeding a cycle must fit one chunk.
+    Value cyclic = k.ifValue(
+        unsafe, i64,
+        [&]() -> Value { return k.loadI64(planWs, i32, k.i64(2)); },
+        [&]() -> Value { return zero; });
+    k.ifThen(k.cmp(P::sgt, cyclic, k.i64(C)),
+             [&] { k.store(k.i32(1), flag(CAPACITY), 4); });
+    k.barrier();
+  });
+  Value capacityError = k.cmp(P::ne, k.load(i32, flag(CAPACITY), 4), k.i32(0));
   Value unsafe = k.cmp(P::ne, k.load(i32, flag(UNSAFE), 4), k.i32(0));
   Value moved = k.load(i64, val(MOVED), 8);
   Value verdict =
@@ -250,7 +245,7 @@ void FusedKernel::plan(Value sTgt, Value sSrc) {
 
 void FusedKernel::report(Value code, Value entry, Value value, Value bound,
                          Value skipped) {
-  k.ifThen(k.cmp(P::ne, code, zero), [&] {
+  k.ifCold(k.cmp(P::ne, code, zero), [&] {
     Value r = p["report"];
     auto field = [&](int64_t f) { return k.gep(r, i64, k.i64(f)); };
     auto load = [&](int64_t f) {
@@ -460,7 +455,7 @@ void FusedKernel::checkRequest(Value i, Value active, Value minSlots) {
 
 void FusedKernel::recordFirstViolation(Value minSlots) {
   Value first = k.load(i64, val(FIRST_BAD), 8);
-  k.ifThen(
+  k.ifCold(
       k.bitAnd(k.cmp(P::eq, tid, zero), k.cmp(P::ne, first, k.i64(INT64_MAX))),
       [&] {
         Verdict v = validate(first, k.i1(true), minSlots,

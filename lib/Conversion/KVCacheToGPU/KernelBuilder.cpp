@@ -6,6 +6,7 @@
 
 #include "KernelBuilder.h"
 
+#include "Conversion/Passes.h"
 #include "KVCache/KVCacheABI.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -61,6 +62,14 @@ void KernelBuilder::setSingleBlock() {
 
 Type KernelBuilder::globalPtrType() {
   return LLVM::LLVMPointerType::get(b.getContext(), kGlobalAddressSpace);
+}
+
+void KernelBuilder::ifCold(Value cond, llvm::function_ref<void()> then) {
+  auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+  op->setAttr(kColdAttrName, b.getUnitAttr());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op.thenBlock()->getTerminator());
+  then();
 }
 
 Value KernelBuilder::threadId() {

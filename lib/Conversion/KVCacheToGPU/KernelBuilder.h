@@ -60,6 +60,11 @@ public:
 
   void barrier() { gpu::BarrierOp::create(b); }
 
+  /// ifThen for a branch that a common call never takes: marked
+  /// kvcache.cold, so that kvcache-outline-cold moves it into a device
+  /// function and the common path fetches none of its instructions.
+  void ifCold(Value cond, llvm::function_ref<void()> then);
+
   /// Block-wide exclusive scan of the i32 `v` over all `blockSize` threads
   /// (every thread must call it). Uses `scratch`, a shared array of at least
   /// 32 i32. Returns {exclusive prefix, block total}, both i32.

@@ -2,7 +2,9 @@
 // updates the report on a violation, as a sequence lock: odd sequence,
 // fields, even sequence, each store volatile and ordered by system-scope
 // fences (the runtime maps the record in host memory), then traps when the
-// record's trap field is set. The report is a named parameter of the entry.
+// record's trap field is set. The report is a named parameter of the entry;
+// its update, taken only on a violation, is a cold branch: a device
+// function before the entry in the PTX (kvcache-outline-cold).
 // RUN: specc-opt %s --kvcache-to-gpu | FileCheck %s
 // RUN: specc %s --emit=ptx --chip=sm_90 | FileCheck %s --check-prefix=PTX
 
@@ -18,14 +20,18 @@
 // CHECK-NEXT: llvm.fence acq_rel{{$}}
 // CHECK: llvm.load volatile
 // CHECK: llvm.intr.trap
+// CHECK: } {kvcache.cold}
 
+// PTX: .func window__cold{{[0-9]+}}(
 // PTX: ld.volatile.global.b64 [[SEQ:%rd[0-9]+]], {{\[}}[[R:%rd[0-9]+]]{{\]}};
 // PTX: st.volatile.global.b64 {{\[}}[[R]]{{\]}},
-// PTX-NEXT: fence.acq_rel.sys;
+// PTX-NOT: st.
+// PTX: fence.acq_rel.sys;
 // PTX-NEXT: st.volatile.global.b64 {{\[}}[[R]]+8{{\]}},
 // PTX-COUNT-4: st.volatile.global.b64
 // PTX-NEXT: fence.acq_rel.sys;
 // PTX: trap;
+// PTX: .visible .entry window(
 func.func @window(%ncd: memref<?xi32>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>,
     %buffers: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>, %report: memref<8xi64>) {
   kvcache.move_accepted_tokens targets <window>
