@@ -192,9 +192,11 @@ void FusedKernel::build() {
     k.store(k.i32(0), flag(UNSAFE), 4);
     k.store(k.i32(0), flag(VERDICT), 4);
     k.store(k.i32(0), flag(CAPACITY), 4);
+    k.store(k.i32(0), flag(MOVED), 4);
+    k.store(k.i32(0), flag(SKIPPED), 4);
+    k.store(k.i32(INT32_MAX), flag(FIRST_BAD), 4);
     k.store(k.i64(INT64_MAX), val(MIN_SLOTS), 8);
-    k.store(k.i64(INT64_MAX), val(FIRST_BAD), 8);
-    for (int64_t f : {CODE, ENTRY, VALUE, BOUND, SKIPPED, MOVED})
+    for (int64_t f : {CODE, ENTRY, VALUE, BOUND})
       k.store(zero, val(f), 8);
   });
   k.barrier();

@@ -30,22 +30,26 @@ inline constexpr int64_t kEntryGroup = 4;
 /// Launch bound the manifest states (blocks per SM the grid may fill).
 inline constexpr int64_t kBlocksPerSM = 2;
 
-/// Shared i64 values of the plan phase.
-enum {
-  MIN_SLOTS,
-  FIRST_BAD,
-  CODE,
-  ENTRY,
-  VALUE,
-  BOUND,
-  SKIPPED,
-  MOVED,
-  NUM_VALUES
-};
+/// Shared i64 values of the plan phase: the first violation's details.
+enum { MIN_SLOTS, CODE, ENTRY, VALUE, BOUND, NUM_VALUES };
 /// Shared i32 flags: hazard across requests, whether the block plans (0)
 /// or waits (1), the chunk it claimed, the verdict, whether a large plan's
-/// cyclic rows exceed the staging capacity.
-enum { UNSAFE, PLANNER, CLAIMED, VERDICT, CAPACITY, NUM_FLAGS };
+/// cyclic rows exceed the staging capacity; and the counts every request
+/// adds to (moved entries, skipped requests, the lowest bad request, or
+/// INT32_MAX). 32-bit, so that the atomics are native (a 64-bit shared
+/// atomic is a compare-and-swap loop, which a warp's requests go through
+/// one at a time); the runtime bounds bs * accept_width below 2^31.
+enum {
+  UNSAFE,
+  PLANNER,
+  CLAIMED,
+  VERDICT,
+  CAPACITY,
+  MOVED,
+  SKIPPED,
+  FIRST_BAD,
+  NUM_FLAGS
+};
 /// Verdicts published by a planner block (0 = not yet).
 enum { V_PER_REQUEST = 1, V_STAGED = 2, V_NONE = 3 };
 
@@ -108,6 +112,14 @@ struct FusedKernel {
   Value generic(Value v) { return LLVM::AddrSpaceCastOp::create(b, ptr, v); }
   Value val(int64_t f) { return k.gep(vals, i64, k.i64(f)); }
   Value flag(int64_t f) { return k.gep(flags, i32, k.i64(f)); }
+  /// A count flag (MOVED, SKIPPED) as i64.
+  Value count(int64_t f) { return k.toI64(k.load(i32, flag(f), 4)); }
+  /// FIRST_BAD as i64: INT64_MAX when no request was bad.
+  Value firstBad() {
+    Value f = k.load(i32, flag(FIRST_BAD), 4);
+    return k.select(k.cmp(P::eq, f, k.i32(INT32_MAX)), k.i64(INT64_MAX),
+                    k.toI64(f));
+  }
   Value ctrl(int64_t f) { return k.gep(p["workspace"], i32, k.i64(f)); }
   Value total(int64_t f) { return k.gep(p["workspace"], i64, k.i64(f)); }
   Value globalAtomic(LLVM::AtomicBinOp bin, Value at, Value v) {

@@ -48,9 +48,9 @@ void FusedKernel::validateChunks() {
     return {more, k.select(more, k.add(done, one), done)};
   });
   k.ifThen(isThread0, [&] {
-    Value moved = k.load(i64, val(MOVED), 8);
-    Value skipped = k.load(i64, val(SKIPPED), 8);
-    Value firstBad = k.load(i64, val(FIRST_BAD), 8);
+    Value moved = count(MOVED);
+    Value skipped = count(SKIPPED);
+    Value first = firstBad();
     Value anyMoved = k.cmp(P::sgt, moved, zero);
     Value anySkipped = k.cmp(P::sgt, skipped, zero);
     Value last = k.ifValue(
@@ -64,7 +64,7 @@ void FusedKernel::validateChunks() {
             globalAtomic(LLVM::AtomicBinOp::add, total(KVCACHE_TOTAL_SKIPPED),
                          skipped);
             globalAtomic(LLVM::AtomicBinOp::max, total(KVCACHE_TOTAL_FIRST_BAD),
-                         k.sub(k.i64(INT64_MAX), firstBad));
+                         k.sub(k.i64(INT64_MAX), first));
           });
           Value progress = k.add(
               mine, k.add(k.select(anyMoved, k.i64(int64_t(1) << 32), zero),
@@ -91,11 +91,11 @@ void FusedKernel::validateChunks() {
               Value m = read(KVCACHE_TOTAL_MOVED);
               Value sk = read(KVCACHE_TOTAL_SKIPPED);
               Value fb = read(KVCACHE_TOTAL_FIRST_BAD);
-              k.store(m, val(MOVED), 8);
-              k.store(sk, val(SKIPPED), 8);
-              k.store(k.select(k.cmp(P::eq, fb, zero), k.i64(INT64_MAX),
-                               k.sub(k.i64(INT64_MAX), fb)),
-                      val(FIRST_BAD), 8);
+              k.store(k.toI32(m), flag(MOVED), 4);
+              k.store(k.toI32(sk), flag(SKIPPED), 4);
+              k.store(k.select(k.cmp(P::eq, fb, zero), k.i32(INT32_MAX),
+                               k.toI32(k.sub(k.i64(INT64_MAX), fb))),
+                      flag(FIRST_BAD), 4);
             });
           });
           return isLast;
@@ -149,9 +149,13 @@ void FusedKernel::plan(Value sTgt, Value sSrc) {
       Value s = srcAt(e), t = tgtAt(e);
       k.ifThen(k.cmp(P::ne, s, t), [&] {
         Value w = table.writerOf(s);
-        Value other = k.bitAnd(k.cmp(P::sge, w, zero),
-                               k.cmp(P::ne, arith::DivUIOp::create(b, w, W),
-                                     arith::DivUIOp::create(b, e, W)));
+        // 32-bit division (entries stay below 2^31): a 64-bit one is a
+        // called subroutine.
+        Value W32 = k.toI32(W);
+        Value other =
+            k.bitAnd(k.cmp(P::sge, w, zero),
+                     k.cmp(P::ne, arith::DivUIOp::create(b, k.toI32(w), W32),
+                           arith::DivUIOp::create(b, k.toI32(e), W32)));
         k.ifThen(other, [&] { k.store(k.i32(1), flag(UNSAFE), 4); });
       });
     });
@@ -160,7 +164,7 @@ void FusedKernel::plan(Value sTgt, Value sSrc) {
   // A batch that moves nothing (a topk-1 chain) has no hazard to find:
   // the check is skipped (MOVED is final behind the rounds' barrier, so
   // the branch is uniform).
-  Value anyMoves = k.cmp(P::sgt, k.load(i64, val(MOVED), 8), zero);
+  Value anyMoves = k.cmp(P::sgt, count(MOVED), zero);
   k.ifThen(k.bitAnd(anyMoves, local), [&] {
     int64_t log2C = llvm::Log2_64(2 * C);
     Value keys = k.sharedMemory(
@@ -190,7 +194,7 @@ void FusedKernel::plan(Value sTgt, Value sSrc) {
   });
   Value capacityError = k.cmp(P::ne, k.load(i32, flag(CAPACITY), 4), k.i32(0));
   Value unsafe = k.cmp(P::ne, k.load(i32, flag(UNSAFE), 4), k.i32(0));
-  Value moved = k.load(i64, val(MOVED), 8);
+  Value moved = count(MOVED);
   Value verdict =
       k.select(k.bitOr(capacityError, k.cmp(P::eq, moved, zero)), k.i32(V_NONE),
                k.select(unsafe, k.i32(V_STAGED), k.i32(V_PER_REQUEST)));
@@ -216,7 +220,7 @@ void FusedKernel::plan(Value sTgt, Value sSrc) {
     put(KVCACHE_STATUS_ENTRY, pick(ENTRY, zero));
     put(KVCACHE_STATUS_VALUE, pick(VALUE, cyclic));
     put(KVCACHE_STATUS_BOUND, pick(BOUND, k.i64(C)));
-    put(KVCACHE_STATUS_SKIPPED, k.load(i64, val(SKIPPED), 8));
+    put(KVCACHE_STATUS_SKIPPED, count(SKIPPED));
     put(KVCACHE_STATUS_MOVED, k.select(capacityError, zero, moved));
     put(KVCACHE_STATUS_PATH,
         k.select(k.cmp(P::eq, verdict, k.i32(V_NONE)), k.i64(KVCACHE_PATH_NONE),
@@ -226,7 +230,7 @@ void FusedKernel::plan(Value sTgt, Value sSrc) {
     if (p.count("report"))
       report(k.select(capFirst, k.i64(KVCACHE_ERR_STAGING_CAPACITY), code),
              pick(ENTRY, zero), pick(VALUE, cyclic), pick(BOUND, k.i64(C)),
-             k.load(i64, val(SKIPPED), 8));
+             count(SKIPPED));
     k.store(verdict, flag(VERDICT), 4);
     // Publish to the waiting blocks (release: lists and plan first).
     k.ifThen(k.bitNot(local), [&] {
@@ -444,17 +448,17 @@ void FusedKernel::checkRequest(Value i, Value active, Value minSlots) {
       });
     });
     k.ifThen(k.cmp(P::sgt, v.moves, zero), [&] {
-      sharedAtomic(LLVM::AtomicBinOp::add, val(MOVED), v.moves);
+      sharedAtomic(LLVM::AtomicBinOp::add, flag(MOVED), k.toI32(v.moves));
     });
   });
   k.ifThen(v.bad, [&] {
-    sharedAtomic(LLVM::AtomicBinOp::min, val(FIRST_BAD), i);
-    sharedAtomic(LLVM::AtomicBinOp::add, val(SKIPPED), one);
+    sharedAtomic(LLVM::AtomicBinOp::min, flag(FIRST_BAD), k.toI32(i));
+    sharedAtomic(LLVM::AtomicBinOp::add, flag(SKIPPED), k.i32(1));
   });
 }
 
 void FusedKernel::recordFirstViolation(Value minSlots) {
-  Value first = k.load(i64, val(FIRST_BAD), 8);
+  Value first = firstBad();
   k.ifCold(
       k.bitAnd(k.cmp(P::eq, tid, zero), k.cmp(P::ne, first, k.i64(INT64_MAX))),
       [&] {
