@@ -82,11 +82,17 @@ void FusedKernel::movePerRequest() {
   Value S = p["row_vectors"], B = p["num_buffers"];
   Value tT = k.i64(T), G = k.i64(kBufferGroup);
   Value lanes = k.select(k.cmp(P::slt, S, tT), S, tT);
-  Value perBlock = arith::DivUIOp::create(b, tT, lanes);
-  Value sub = arith::DivUIOp::create(b, tid, lanes);
-  Value lane = arith::RemUIOp::create(b, tid, lanes);
-  Value groups =
-      arith::DivUIOp::create(b, k.add(B, k.i64(kBufferGroup - 1)), G);
+  // 32-bit divisions (a 64-bit one is a called subroutine): every operand
+  // is at most the block size or the buffer count.
+  auto div32 = [&](Value x, Value y) {
+    return k.toI64(arith::DivUIOp::create(b, k.toI32(x), k.toI32(y)));
+  };
+  Value lanes32 = k.toI32(lanes);
+  Value perBlock = div32(tT, lanes);
+  Value sub = div32(tid, lanes);
+  Value lane =
+      k.toI64(arith::RemUIOp::create(b, k.toI32(tid), lanes32));
+  Value groups = arith::DivUIOp::create(b, k.add(B, k.i64(kBufferGroup - 1)), G);
   Value tasks = k.mul(bs, groups);
   k.ifThen(k.cmp(P::slt, sub, perBlock), [&] {
     k.forLoop(
