@@ -100,8 +100,9 @@ def KVCacheOutlineCold : Pass<"kvcache-outline-cold", "::mlir::gpu::GPUModuleOp"
   let summary = "Move the rarely taken branches of the kernels into device functions";
   let description = [{
     The kernels of kvcache-to-gpu mark the branches that a common call never
-    takes (a large batch's chunked validation and planning, the report of a
-    violation, the staged move of a batch with hazards across requests, the
+    takes (a large batch's chunked validation, planning, wait for the
+    planner's verdict and reset of the workspace control words; the report of
+    a violation; the staged move of a batch with hazards across requests; the
     byte path of rows that are not 16-byte aligned) with `kvcache.cold`. This
     pass moves the then-region of each such `scf.if` into an internal
     `llvm.func` of the same `gpu.module` (`passthrough = ["noinline"]`,
@@ -114,7 +115,9 @@ def KVCacheOutlineCold : Pass<"kvcache-outline-cold", "::mlir::gpu::GPUModuleOp"
     work has flushed, so each instruction-cache miss along the taken path is
     a memory round trip. Out of line, the common path is one short run of
     instructions that the fetch unit streams. A cold branch costs a call
-    (its live values pass through the parameter space) when it is taken.
+    (its live values pass through the parameter space) when it is taken,
+    and the call sites cost the kernel registers (ptxas keeps the calling
+    convention's registers free).
 
     Fails, where the branch is, if a marked branch cannot be outlined.
   }];

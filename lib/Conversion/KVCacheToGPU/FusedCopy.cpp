@@ -87,21 +87,22 @@ void FusedKernel::movePerRequest() {
   auto div32 = [&](Value x, Value y) {
     return k.toI64(arith::DivUIOp::create(b, k.toI32(x), k.toI32(y)));
   };
-  Value lanes32 = k.toI32(lanes);
+  auto rem32 = [&](Value x, Value y) {
+    return k.toI64(arith::RemUIOp::create(b, k.toI32(x), k.toI32(y)));
+  };
   Value perBlock = div32(tT, lanes);
   Value sub = div32(tid, lanes);
-  Value lane =
-      k.toI64(arith::RemUIOp::create(b, k.toI32(tid), lanes32));
-  Value groups = arith::DivUIOp::create(b, k.add(B, k.i64(kBufferGroup - 1)), G);
+  Value lane = rem32(tid, lanes);
+  Value groups =
+      arith::DivUIOp::create(b, k.add(B, k.i64(kBufferGroup - 1)), G);
   Value tasks = k.mul(bs, groups);
   k.ifThen(k.cmp(P::slt, sub, perBlock), [&] {
     k.forLoop(
         k.add(k.mul(bid, perBlock), sub), tasks, k.mul(nblocks, perBlock),
         [&](Value task) {
-          // 32-bit division: the runtime bounds bs * buffers below 2^31.
-          Value t32 = k.toI32(task), g32 = k.toI32(groups);
-          Value i = k.toI64(arith::DivUIOp::create(b, t32, g32));
-          Value group = k.toI64(arith::RemUIOp::create(b, t32, g32));
+          // The runtime bounds bs * buffers below 2^31.
+          Value i = div32(task, groups);
+          Value group = rem32(task, groups);
           SmallVector<std::tuple<Value, Value, Value>> rowsOf;
           SmallVector<Value> present;
           for (int64_t q = 0; q < kBufferGroup; ++q) {
