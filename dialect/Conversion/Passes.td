@@ -64,8 +64,13 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       larger ones are validated by every block, a chunk of `block` requests
       at a time taken from a counter in the workspace, and checked and
       planned there by the block that validates the last chunk, while the
-      others wait for its verdict. A batch that moves nothing skips the
-      hazard check. Move: a safe batch runs one
+      others wait for its verdict (relaxed polls, then one acquire fence:
+      an acquire load per poll would invalidate the L1 of the SM it shares
+      with a working block). The planner prefetches the lists into L1 and,
+      up to `8 x block` entries whose slots fit in 31 bits, checks them with
+      a hash table of i32 keys in shared memory; larger batches, and any it
+      finds unsafe (whose depth plan needs it), with the workspace's table.
+      A batch that moves nothing skips the hazard check. Move: a safe batch runs one
       thread per (request, two buffers, 16-byte slice); otherwise every
       moving entry's 16 bytes are staged in registers per (buffer, column)
       block, in depth order for large batches. The status record is written

@@ -362,13 +362,25 @@ def _crossed(bs, w, seed, upto=None):
     return args, bufs
 
 
-# 256 entries: staged in one chunk by every block; 1200 and 2400 (the first
-# 250 requests crossed): the planner block's depth plan, chunk by chunk.
-@pytest.mark.parametrize("bs,upto", [(64, None), (300, None), (600, 250)])
+# 256 entries: staged in one chunk by every block; 1200, 1600 (only the
+# first two requests crossed) and 2400 (the first 250): the planner block's
+# depth plan, chunk by chunk. Up to 2048 entries the planner finds the
+# hazard with its shared-memory table, then plans with the workspace's.
+@pytest.mark.parametrize("bs,upto", [(64, None), (300, None), (400, 2), (600, 250)])
 def test_crossed_sources(bs, upto):
     args, bufs = _crossed(bs, 4, seed=bs, upto=upto)
     run_and_compare(args, bufs)
     assert specc.last_status()[6] == 2  # the staged path
+
+
+# 1025 to 2048 entries: the planner checks the batch with a table of i32
+# keys in its shared memory; a safe batch moves request by request.
+@pytest.mark.parametrize("bs", [257, 384, 512])
+def test_large_plan_in_shared_memory(bs):
+    args, bufs = make_case(bs, 4, tree=True, seed=bs + 7)
+    t, s = run_and_compare(args, bufs)
+    st = specc.last_status()
+    assert st[0] == 0 and st[5] == int((t != s).sum()) > 0 and st[6] == 1, st
 
 
 # Past 1024 entries every block validates chunks of 256 requests into the

@@ -12,9 +12,10 @@
 //     entries are planned by every block on its own, in shared memory (no
 //     block waits for another). Larger ones are validated by all blocks, a
 //     chunk of `block` requests at a time (claimed from a counter), into the
-//     workspace; the block that validates the last chunk checks and plans
-//     there while the others wait for its verdict. That block waits for
-//     nobody, so this cannot deadlock whatever the residency.
+//     workspace; the block that validates the last chunk checks (in its
+//     shared memory up to 2 C entries) and plans there while the others
+//     wait for its verdict. That block waits for nobody, so this cannot
+//     deadlock whatever the residency.
 //  B. Move. Safe batch: one thread per (request, two buffers, 16-byte
 //     slice) moves the request's entries in order, four at a time in both
 //     buffers (loads, then stores). Otherwise the block that owns a
@@ -170,10 +171,13 @@ void FusedKernel::build() {
                         LLVM::LLVMArrayType::get(i64, NUM_VALUES), false);
   flags = k.sharedMemory(prefix + "_flags",
                          LLVM::LLVMArrayType::get(i32, NUM_FLAGS), false);
-  Value sTgt = k.sharedMemory(prefix + "_targets",
-                              LLVM::LLVMArrayType::get(i64, C), false);
-  Value sSrc = k.sharedMemory(prefix + "_sources",
-                              LLVM::LLVMArrayType::get(i64, C), false);
+  // One shared arena (i64 words, so that every view is 8-byte aligned):
+  // a local plan's entry lists and hazard table, or a large plan's table.
+  arena = k.sharedMemory(prefix + "_plan",
+                         LLVM::LLVMArrayType::get(i64, kArenaBytesPerC * C / 8),
+                         false);
+  Value sTgt = arena;
+  Value sSrc = k.gep(arena, i8, k.i64(8 * C));
   Value ws = p["workspace"];
   tgtList =
       k.select(local, generic(sTgt),
@@ -207,7 +211,7 @@ void FusedKernel::build() {
   k.ifCold(k.bitNot(local), [&] { validateChunks(); });
   Value waiter = k.cmp(P::ne, k.load(i32, flag(PLANNER), 4), k.i32(0));
   k.ifCold(waiter, [&] { waitVerdict(); });
-  k.ifThen(k.bitNot(waiter), [&] { plan(sTgt, sSrc); });
+  k.ifThen(k.bitNot(waiter), [&] { plan(); });
   k.barrier();
   Value verdict = k.load(i32, flag(VERDICT), 4);
   k.ifThen(k.cmp(P::eq, verdict, k.i32(V_PER_REQUEST)),

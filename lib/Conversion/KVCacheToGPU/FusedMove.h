@@ -12,6 +12,7 @@
 #define SPECC_LIB_CONVERSION_KVCACHETOGPU_FUSEDMOVE_H
 
 #include "KernelBuilder.h"
+#include "MovePlan.h"
 #include "Patterns.h"
 
 #include "KVCache/IR/KVCache.h"
@@ -29,6 +30,14 @@ inline constexpr int64_t kBufferGroup = 2;
 inline constexpr int64_t kEntryGroup = 4;
 /// Launch bound the manifest states (blocks per SM the grid may fill).
 inline constexpr int64_t kBlocksPerSM = 2;
+/// The shared arena, in bytes per entry of the local capacity C: a local
+/// plan's lists (i64 target and source, 16 C) and hazard table (2 C slots
+/// of an i64 key and an i32 writer, 24 C); a large plan of at most 2 C
+/// entries reuses it for a table of 4 C slots of i32 keys and writers
+/// (32 C).
+inline constexpr int64_t kArenaBytesPerC = 40;
+/// Bytes of an L1 line (the unit of the planner's prefetch of the lists).
+inline constexpr int64_t kLineBytes = 128;
 
 /// Shared i64 values of the plan phase: the first violation's details.
 enum { MIN_SLOTS, CODE, ENTRY, VALUE, BOUND, NUM_VALUES };
@@ -73,6 +82,7 @@ struct FusedKernel {
   Value tid, bid, nblocks, zero, one, minusOne;
   Value bs, W, n, local;
   Value vals, flags;      // shared plan values and flags
+  Value arena;            // shared lists and hazard tables
   Value tgtList, srcList; // entry lists (generic pointers)
   Value planWs;           // depth-plan workspace (global)
 
@@ -153,7 +163,14 @@ struct FusedKernel {
   void waitVerdict();
 
   /// Phase A on the planner: entries, checks, verdict, status record.
-  void plan(Value sTgt, Value sSrc);
+  void plan();
+
+  /// Hazards across requests with `table` (MovePlan's insertTargets and
+  /// writerOf): a target written twice, or a moving entry's source that
+  /// another request writes, sets UNSAFE.
+  void crossCheck(MovePlan &table);
+  /// The lookups of crossCheck alone, after `table` holds the targets.
+  void lookUpSources(MovePlan &table);
 
   /// On a violation, records it in the report (a sequence lock in memory
   /// the host may read while the kernel runs, see KVCacheReportField) and,

@@ -108,11 +108,14 @@ void FusedKernel::validateChunks() {
 
 void FusedKernel::waitVerdict() {
   k.ifThen(k.cmp(P::eq, tid, zero), [&] {
+    // Relaxed polls, then one fence: the acquire pattern. An acquire load
+    // per poll would invalidate the SM's L1 each time, under the feet of
+    // the block beside it (the planner's prefetched lists among them).
     Value v = k.whileLoop(k.i32(0), [&](Value) -> std::pair<Value, Value> {
       Value got =
           LLVM::LoadOp::create(b, i32, ctrl(KVCACHE_CTRL_FLAG), /*alignment=*/4,
                                /*isVolatile=*/true, false, false, false,
-                               LLVM::AtomicOrdering::acquire, "device");
+                               LLVM::AtomicOrdering::monotonic, "device");
       Value waiting = k.cmp(P::eq, got, k.i32(0));
       k.ifThen(waiting, [&] { NVVM::NanosleepOp::create(b, k.i32(256)); });
       return {waiting, got};
@@ -122,7 +125,32 @@ void FusedKernel::waitVerdict() {
   });
 }
 
-void FusedKernel::plan(Value sTgt, Value sSrc) {
+void FusedKernel::lookUpSources(MovePlan &table) {
+  Value W32 = k.toI32(W);
+  k.forLoop(tid, n, k.i64(T), [&](Value e) {
+    Value s = srcAt(e), t = tgtAt(e);
+    k.ifThen(k.cmp(P::ne, s, t), [&] {
+      Value w = table.writerOf(s);
+      // 32-bit division (entries stay below 2^31): a 64-bit one is a
+      // called subroutine.
+      Value other =
+          k.bitAnd(k.cmp(P::sge, w, zero),
+                   k.cmp(P::ne, arith::DivUIOp::create(b, k.toI32(w), W32),
+                         arith::DivUIOp::create(b, k.toI32(e), W32)));
+      k.ifThen(other, [&] { k.store(k.i32(1), flag(UNSAFE), 4); });
+    });
+  });
+  k.barrier();
+}
+
+void FusedKernel::crossCheck(MovePlan &table) {
+  table.init();
+  table.insertTargets([&](Value e) { return srcAt(e); },
+                      [&](Value e) { return tgtAt(e); }, flag(UNSAFE));
+  lookUpSources(table);
+}
+
+void FusedKernel::plan() {
   Value isThread0 = k.cmp(P::eq, tid, zero);
   // Every moved slot lies below the smallest slot count of all buffers
   // (the runtime passes it: a table walk here would cost every block a
@@ -142,54 +170,65 @@ void FusedKernel::plan(Value sTgt, Value sSrc) {
   // Hazards across requests.
   auto src = [&](Value e) { return srcAt(e); };
   auto tgt = [&](Value e) { return tgtAt(e); };
-  auto crossCheck = [&](MovePlan &table) {
-    table.init();
-    table.insertTargets(src, tgt, flag(UNSAFE));
-    k.forLoop(tid, n, k.i64(T), [&](Value e) {
-      Value s = srcAt(e), t = tgtAt(e);
-      k.ifThen(k.cmp(P::ne, s, t), [&] {
-        Value w = table.writerOf(s);
-        // 32-bit division (entries stay below 2^31): a 64-bit one is a
-        // called subroutine.
-        Value W32 = k.toI32(W);
-        Value other =
-            k.bitAnd(k.cmp(P::sge, w, zero),
-                     k.cmp(P::ne, arith::DivUIOp::create(b, k.toI32(w), W32),
-                           arith::DivUIOp::create(b, k.toI32(e), W32)));
-        k.ifThen(other, [&] { k.store(k.i32(1), flag(UNSAFE), 4); });
-      });
-    });
-    k.barrier();
-  };
+  std::string name = k.getKernel().getName().str();
   // A batch that moves nothing (a topk-1 chain) has no hazard to find:
   // the check is skipped (MOVED is final behind the rounds' barrier, so
   // the branch is uniform).
   Value anyMoves = k.cmp(P::sgt, count(MOVED), zero);
+  // A local batch: 2 C slots of i64 keys and i32 writers in the arena,
+  // after the lists.
   k.ifThen(k.bitAnd(anyMoves, local), [&] {
-    int64_t log2C = llvm::Log2_64(2 * C);
-    Value keys = k.sharedMemory(
-        (k.getKernel().getName() + "_keys").str(),
-        LLVM::LLVMArrayType::get(i64, int64_t(1) << log2C), false);
-    Value values = k.sharedMemory(
-        (k.getKernel().getName() + "_writers").str(),
-        LLVM::LLVMArrayType::get(i32, int64_t(1) << log2C), false);
-    MovePlan table(k, keys, values, log2C, n, T,
-                   (k.getKernel().getName() + "_local").str());
+    MovePlan table(k, k.gep(arena, i8, k.i64(16 * C)),
+                   k.gep(arena, i8, k.i64(32 * C)), llvm::Log2_64(2 * C), n,
+                   T, name + "_local", i64);
     crossCheck(table);
   });
-  // A large batch's table and depth plan live in the workspace.
+  // A large batch: its lists are in the workspace. Up to 2 C entries whose
+  // slots fit in 31 bits, the planner checks them with a table of 4 C
+  // slots of i32 keys in the arena (shared atomics, not a global round
+  // trip per probe); larger ones, and any batch found unsafe (whose depth
+  // plan needs it), with the workspace table of MovePlan.
   k.ifCold(k.bitAnd(anyMoves, k.bitNot(local)), [&] {
-    MovePlan table(k, planWs, n, T, k.getKernel().getName());
-    crossCheck(table);
-    Value unsafe = k.cmp(P::ne, k.load(i32, flag(UNSAFE), 4), k.i32(0));
-    k.ifThen(unsafe, [&] { table.plan(src, tgt); });
-    // Rows on or feeding a cycle must fit one chunk.
-    Value cyclic = k.ifValue(
-        unsafe, i64,
-        [&]() -> Value { return k.loadI64(planWs, i32, k.i64(2)); },
-        [&]() -> Value { return zero; });
-    k.ifThen(k.cmp(P::sgt, cyclic, k.i64(C)),
-             [&] { k.store(k.i32(1), flag(CAPACITY), 4); });
+    // The loops below walk the lists, an entry per thread at a time: one
+    // prefetch of every line into L1 first (after the acquire, so no line
+    // is stale), and their reads are L1 hits, not an L2 round trip each.
+    Value lines = arith::DivUIOp::create(
+        b, k.add(k.mul(n, k.i64(8)), k.i64(kLineBytes - 1)), k.i64(kLineBytes));
+    k.forLoop(tid, k.mul(lines, k.i64(2)), k.i64(T), [&](Value l) {
+      Value inSources = k.cmp(P::sge, l, lines);
+      Value list = k.select(inSources, srcList, tgtList);
+      Value line = k.select(inSources, k.sub(l, lines), l);
+      Value at = k.gep(list, i8, k.mul(line, k.i64(kLineBytes)));
+      // Inline PTX: LLVM 22's NVPTX backend selects no prefetch intrinsic.
+      LLVM::InlineAsmOp::create(b, TypeRange{}, ValueRange{at},
+                                "prefetch.L1 [$0];", "l",
+                                /*has_side_effects=*/true,
+                                /*is_align_stack=*/false,
+                                LLVM::TailCallKind::None, nullptr, nullptr);
+    });
+    Value fast = k.bitAnd(k.cmp(P::sle, n, k.i64(2 * C)),
+                          k.cmp(P::sle, minSlots, k.i64(INT32_MAX)));
+    k.ifThen(fast, [&] {
+      MovePlan table(k, arena, k.gep(arena, i8, k.i64(16 * C)),
+                     llvm::Log2_64(4 * C), n, T, name + "_large", i32);
+      crossCheck(table);
+    });
+    Value found = k.cmp(P::ne, k.load(i32, flag(UNSAFE), 4), k.i32(0));
+    k.ifThen(k.bitOr(k.bitNot(fast), found), [&] {
+      MovePlan table(k, planWs, n, T, name);
+      table.init();
+      table.insertTargets(src, tgt, flag(UNSAFE));
+      k.ifThen(k.bitNot(fast), [&] { lookUpSources(table); });
+      Value unsafe = k.cmp(P::ne, k.load(i32, flag(UNSAFE), 4), k.i32(0));
+      k.ifThen(unsafe, [&] { table.plan(src, tgt); });
+      // Rows on or feeding a cycle must fit one chunk.
+      Value cyclic = k.ifValue(
+          unsafe, i64,
+          [&]() -> Value { return k.loadI64(planWs, i32, k.i64(2)); },
+          [&]() -> Value { return zero; });
+      k.ifThen(k.cmp(P::sgt, cyclic, k.i64(C)),
+               [&] { k.store(k.i32(1), flag(CAPACITY), 4); });
+    });
     k.barrier();
   });
   Value capacityError = k.cmp(P::ne, k.load(i32, flag(CAPACITY), 4), k.i32(0));
@@ -243,8 +282,6 @@ void FusedKernel::plan(Value sTgt, Value sSrc) {
   // Non-recording blocks of a local plan keep their own verdict.
   k.ifThen(k.bitAnd(isThread0, k.bitNot(recorder)),
            [&] { k.store(verdict, flag(VERDICT), 4); });
-  (void)sTgt;
-  (void)sSrc;
 }
 
 void FusedKernel::report(Value code, Value entry, Value value, Value bound,

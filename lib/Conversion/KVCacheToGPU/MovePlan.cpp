@@ -34,6 +34,7 @@ MovePlan::MovePlan(KernelBuilder &k, Value ws, Value n, int64_t blockSize,
                    StringRef sharedPrefix)
     : k(k), ws(ws), n(n), blockSize(blockSize) {
   ImplicitLocOpBuilder &b = k.builder();
+  keyTy = b.getI64Type();
   Type i8 = b.getI8Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
   tid = k.threadId();
   step = k.i64(blockSize);
@@ -69,8 +70,9 @@ MovePlan::MovePlan(KernelBuilder &k, Value ws, Value n, int64_t blockSize,
 
 MovePlan::MovePlan(KernelBuilder &k, Value keys, Value values,
                    int64_t log2Capacity, Value n, int64_t blockSize,
-                   StringRef sharedPrefix)
-    : k(k), n(n), blockSize(blockSize), keys(keys), values(values) {
+                   StringRef sharedPrefix, Type keyType)
+    : k(k), n(n), blockSize(blockSize), keys(keys), values(values),
+      keyTy(keyType) {
   tid = k.threadId();
   step = k.i64(blockSize);
   log2P = k.i64(log2Capacity);
@@ -94,6 +96,10 @@ Value MovePlan::atomicAdd(Value ptr, Value v) {
                                            "device"));
 }
 
+Value MovePlan::loadKey(Value h) {
+  return k.toI64(k.load(keyTy, k.gep(keys, keyTy, h), keyBytes()));
+}
+
 Value MovePlan::home(Value key) {
   return arith::ShRUIOp::create(
       k.builder(), k.mul(key, k.i64(static_cast<int64_t>(kHashMultiplier))),
@@ -105,13 +111,16 @@ Value MovePlan::nextSlot(Value h) {
 }
 
 void MovePlan::init() {
-  Type i32 = k.builder().getI32Type(), i64 = k.builder().getI64Type();
+  Type i32 = k.builder().getI32Type();
   k.ifThen(k.cmp(P::eq, tid, k.i64(0)), [&] {
     for (int64_t c = 0; c < NUM_COUNTERS; ++c)
       k.store(k.i32(c == FLAG0 ? 1 : 0), counter(c), 4);
   });
-  k.forLoop(tid, capacity, step,
-            [&](Value e) { k.store(k.i64(-1), k.gep(keys, i64, e), 8); });
+  Value empty = arith::ConstantOp::create(k.builder(), keyTy,
+                                         k.builder().getIntegerAttr(keyTy, -1));
+  k.forLoop(tid, capacity, step, [&](Value e) {
+    k.store(empty, k.gep(keys, keyTy, e), keyBytes());
+  });
   if (hist)
     k.forLoop(tid, k.add(n, k.i64(2)), step,
               [&](Value e) { k.store(k.i32(0), k.gep(hist, i32, e), 4); });
@@ -120,17 +129,22 @@ void MovePlan::init() {
 
 void MovePlan::insertTargets(SlotFn src, SlotFn tgt, Value duplicate) {
   ImplicitLocOpBuilder &b = k.builder();
-  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Type i32 = b.getI32Type();
   Value minusOne = k.i64(-1);
+  Value empty = arith::ConstantOp::create(b, keyTy, b.getIntegerAttr(keyTy, -1));
   k.forLoop(tid, n, step, [&](Value i) {
     Value s = src(i), t = tgt(i);
     k.ifThen(k.cmp(P::ne, s, t), [&] {
+      Value key = keyTy.isInteger(64)
+                      ? t
+                      : Value(arith::TruncIOp::create(b, keyTy, t));
       k.whileLoop(home(t), [&](Value h) -> std::pair<Value, Value> {
         auto cas = LLVM::AtomicCmpXchgOp::create(
-            b, k.gep(keys, i64, h), minusOne, t,
+            b, k.gep(keys, keyTy, h), empty, key,
             LLVM::AtomicOrdering::monotonic, LLVM::AtomicOrdering::monotonic,
             "device");
-        Value old = LLVM::ExtractValueOp::create(b, cas, ArrayRef<int64_t>{0});
+        Value old =
+            k.toI64(LLVM::ExtractValueOp::create(b, cas, ArrayRef<int64_t>{0}));
         Value won = k.cmp(P::eq, old, minusOne);
         k.ifThen(won,
                  [&] { k.store(k.toI32(i), k.gep(values, i32, h), 4); });
@@ -149,11 +163,11 @@ Value MovePlan::writerOf(Value s) {
   Type i32 = k.builder().getI32Type(), i64 = k.builder().getI64Type();
   Value minusOne = k.i64(-1);
   Value h = k.whileLoop(home(s), [&](Value h) -> std::pair<Value, Value> {
-    Value v = k.load(i64, k.gep(keys, i64, h), 8);
+    Value v = loadKey(h);
     Value stop = k.bitOr(k.cmp(P::eq, v, s), k.cmp(P::eq, v, minusOne));
     return {k.bitNot(stop), k.select(stop, h, nextSlot(h))};
   });
-  Value found = k.cmp(P::eq, k.load(i64, k.gep(keys, i64, h), 8), s);
+  Value found = k.cmp(P::eq, loadKey(h), s);
   return k.ifValue(
       found, i64,
       [&]() -> Value {

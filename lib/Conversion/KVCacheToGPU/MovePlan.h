@@ -25,10 +25,11 @@ class MovePlan {
 public:
   MovePlan(KernelBuilder &k, Value ws, Value n, int64_t blockSize,
            StringRef sharedPrefix);
-  /// A table only (insertTargets and writerOf; no plan()): `keys` (i64) and
-  /// `values` (i32) of 2^log2Capacity entries, anywhere (shared memory).
+  /// A table only (insertTargets and writerOf; no plan()): `keys` (of
+  /// `keyType`, i64 or i32) and `values` (i32) of 2^log2Capacity entries,
+  /// anywhere (shared memory). i32 keys hold slots below 2^31 only.
   MovePlan(KernelBuilder &k, Value keys, Value values, int64_t log2Capacity,
-           Value n, int64_t blockSize, StringRef sharedPrefix);
+           Value n, int64_t blockSize, StringRef sharedPrefix, Type keyType);
 
   /// Clears the table and the shared counters; ends with a barrier.
   void init();
@@ -49,6 +50,8 @@ private:
   Value home(Value key);
   Value nextSlot(Value h);
   Value counter(int64_t c);
+  Value loadKey(Value h);
+  unsigned keyBytes() { return keyTy.getIntOrFloatBitWidth() / 8; }
   Value atomicAdd(Value ptr, Value v);
 
   KernelBuilder &k;
@@ -56,6 +59,7 @@ private:
   int64_t blockSize;
   Value listBuf, nextBuf[2], rankBuf[2], hist, keys, values, capacity, log2P;
   Value counters;
+  Type keyTy;
 };
 
 } // namespace mlir::kvcache

@@ -136,20 +136,20 @@ func.func @taken(%ncd: memref<?xi32>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>
 // -----
 
 // Not an error: a stage kernel's name equal to a shared-memory global of
-// another kernel (@f_assign's entry kernel stages its targets in
-// @f_assign_targets) is made unique whichever is built first. Stage ops
-// first: the global is renamed, with its uses.
+// another kernel (@f_move's entry kernel plans in @f_move_plan, the name of
+// @f's kvcache.move_rows plan kernel) is made unique whichever is built
+// first. Stage ops first: the global is renamed, with its uses.
 // CHECK-LABEL: gpu.module @specc_kernels
-// CHECK-DAG: llvm.mlir.global internal @f_assign_targets_1() {addr_space = 3 : i32
-// CHECK-DAG: gpu.func @f_assign_targets(
-// CHECK-DAG: gpu.func @f_assign(
-// CHECK-DAG: llvm.mlir.addressof @f_assign_targets_1 : !llvm.ptr<3>
+// CHECK-DAG: llvm.mlir.global internal @f_move_plan_1() {addr_space = 3 : i32
+// CHECK-DAG: gpu.func @f_move_plan(
+// CHECK-DAG: gpu.func @f_move(
+// CHECK-DAG: llvm.mlir.addressof @f_move_plan_1 : !llvm.ptr<3>
 // CHECK-NOT: func.func
-func.func @f(%rpi: memref<?xi64>, %r2t: memref<?x?xi32>, %seq: memref<?xi64>, %ncd: memref<?xi64>, %tgt: memref<?xi64>) {
-  kvcache.assign_targets %rpi, %r2t, %seq, %ncd into %tgt : memref<?xi64>, memref<?x?xi32>, memref<?xi64>, memref<?xi64> into memref<?xi64>
+func.func @f(%bufs: memref<?x3xi64>, %src: memref<?xi64>, %tgt: memref<?xi64>, %ws: memref<?xi8>) {
+  kvcache.move_rows %bufs, %src, %tgt overlap <gather_then_scatter> workspace(%ws : memref<?xi8>) : memref<?x3xi64>, memref<?xi64>, memref<?xi64>
   return
 }
-func.func @f_assign(%ncd: memref<?xi32>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %buffers: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+func.func @f_move(%ncd: memref<?xi32>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %buffers: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
   kvcache.move_accepted_tokens targets <window>
       drafts(%ncd : memref<?xi32>) accept(%acc : memref<?x?xi32>)
       sentinel -1 slots(%ocl : memref<?xi64>) buffers(%buffers : memref<?x3xi64>)
@@ -161,18 +161,18 @@ func.func @f_assign(%ncd: memref<?xi32>, %acc: memref<?x?xi32>, %ocl: memref<?xi
 
 // The entry kernel first: the stage kernel takes the next free name.
 // CHECK-LABEL: gpu.module @specc_kernels
-// CHECK-DAG: llvm.mlir.global internal @g_assign_targets() {addr_space = 3 : i32
-// CHECK-DAG: gpu.func @g_assign(
-// CHECK-DAG: gpu.func @g_assign_targets_1(
+// CHECK-DAG: llvm.mlir.global internal @g_move_plan() {addr_space = 3 : i32
+// CHECK-DAG: gpu.func @g_move(
+// CHECK-DAG: gpu.func @g_move_plan_1(
 // CHECK-NOT: func.func
-func.func @g_assign(%ncd: memref<?xi32>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %buffers: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
+func.func @g_move(%ncd: memref<?xi32>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>, %buffers: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
   kvcache.move_accepted_tokens targets <window>
       drafts(%ncd : memref<?xi32>) accept(%acc : memref<?x?xi32>)
       sentinel -1 slots(%ocl : memref<?xi64>) buffers(%buffers : memref<?x3xi64>)
       workspace(%ws : memref<?xi8>) status(%st : memref<8xi64>)
   return
 }
-func.func @g(%rpi: memref<?xi64>, %r2t: memref<?x?xi32>, %seq: memref<?xi64>, %ncd: memref<?xi64>, %tgt: memref<?xi64>) {
-  kvcache.assign_targets %rpi, %r2t, %seq, %ncd into %tgt : memref<?xi64>, memref<?x?xi32>, memref<?xi64>, memref<?xi64> into memref<?xi64>
+func.func @g(%bufs: memref<?x3xi64>, %src: memref<?xi64>, %tgt: memref<?xi64>, %ws: memref<?xi8>) {
+  kvcache.move_rows %bufs, %src, %tgt overlap <gather_then_scatter> workspace(%ws : memref<?xi8>) : memref<?x3xi64>, memref<?xi64>, memref<?xi64>
   return
 }

@@ -7,11 +7,10 @@
 // RUN: specc-opt %s --split-input-file --kvcache-to-gpu --verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: gpu.module @specc_kernels
-// Shared memory: the plan of batches of at most 1024 entries, per block.
+// Shared memory: one arena per block, 40 bytes per entry of the local
+// capacity (1024): a local plan's lists and table, or a large plan's table.
 // CHECK-DAG: llvm.mlir.global internal @window_values() {addr_space = 3 : i32
-// CHECK-DAG: llvm.mlir.global internal @window_targets() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<1024 x i64>
-// CHECK-DAG: llvm.mlir.global internal @window_sources() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<1024 x i64>
-// CHECK-DAG: llvm.mlir.global internal @window_keys() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<2048 x i64>
+// CHECK-DAG: llvm.mlir.global internal @window_plan() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<5120 x i64>
 // CHECK: gpu.func @window(%[[NCD:.*]]: !llvm.ptr<1> {llvm.align = 4 : i64, llvm.noalias}, %[[ACC:.*]]: !llvm.ptr<1> {llvm.align = 4 : i64, llvm.noalias}, %[[OCL:.*]]: !llvm.ptr<1> {llvm.align = 8 : i64, llvm.noalias}, %[[TABLE:.*]]: !llvm.ptr<1> {{.*}}, %[[WS:.*]]: !llvm.ptr<1> {llvm.align = 16 : i64, llvm.noalias}, %[[ST:.*]]: !llvm.ptr<1> {{.*}}, %[[BS:.*]]: i64, %[[W:.*]]: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64) kernel
 // CHECK-SAME: kvcache.launch = {block = 256 : i64, blocks_per_sm = 2 : i64, dynamic_shared_memory = 0 : i64, entry = "window", grid = "work", grid_units = ["bs", "num_buffers", "row_vectors"], host_args = ["num_correct_drafts", "accept_index", "out_cache_loc", "buffers", "workspace", "status"], params = ["num_correct_drafts", "accept_index", "out_cache_loc", "buffers", "workspace", "status", "bs", "accept_width", "num_out_cache_loc", "num_buffers", "row_vectors", "min_slots"], targets = "window", types = {accept_index = i32, buffers = i64, num_correct_drafts = i32, out_cache_loc = i64, status = i64, workspace = i8}}
 // CHECK-SAME: nvvm.minctasm = 2 : i32
@@ -31,9 +30,18 @@
 // chunked validation: device functions after kvcache-outline-cold); the
 // planner publishes it.
 // CHECK: } {kvcache.cold}
-// CHECK: llvm.load volatile %{{.*}} atomic syncscope("device") acquire
+// CHECK: llvm.load volatile %{{.*}} atomic syncscope("device") monotonic
 // CHECK: nvvm.nanosleep
+// CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: } {kvcache.cold}
+// Hazards across requests: a local batch's table of i64 keys in the arena;
+// a large batch's lists prefetched into L1, then, up to 2048 entries, a
+// table of i32 keys in the arena; larger ones, or an unsafe one, the
+// workspace table.
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<3>, i64
+// CHECK: llvm.inline_asm has_side_effects "prefetch.L1 [$0];", "l" %{{.*}} : (!llvm.ptr) -> ()
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<3>, i32
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.store volatile %{{.*}} atomic syncscope("device") release
 // CHECK-NOT: kvcache.{{(assign_targets|compact_sources|move_rows|move_accepted_tokens)}}
 // CHECK-NOT: func.func @window
