@@ -373,6 +373,28 @@ def test_crossed_sources(bs, upto):
     assert specc.last_status()[6] == 2  # the staged path
 
 
+# Past the local capacity, with W > 4 (the per-request move goes four
+# entries at a time): request 10's entry 5 reads the row its entry 1 writes,
+# an order hazard inside one request, found by the block that validated it
+# (not the planner, unless it also validated the last chunk). The verdict
+# must be the staged move, whichever block found it.
+def test_large_batch_order_hazard_inside_a_request():
+    bs, w, r = 1500, 6, 10
+    args, bufs = make_case(bs, w, tree=False, seed=23)
+    args["num_correct_drafts"][r] = w - 1
+    args["accept_index"][r] = torch.arange(r * w, (r + 1) * w, dtype=args["accept_index"].dtype)
+    rt = args["req_to_token"]
+    row, s0 = int(args["req_pool_indices"][r]), int(args["seq_lens"][r])
+    used = set(rt.flatten().tolist())
+    spare = next(x for x in range(1, bufs[0].shape[0]) if x not in used)
+    ocl = args["out_cache_loc"]
+    ocl[r * w + 1] = spare              # entry 1 moves spare -> its target
+    ocl[r * w + 5] = rt[row, s0 + 1]    # entry 5 reads that target
+    run_and_compare(args, bufs)
+    st = specc.last_status()
+    assert st[0] == 0 and st[5] == 2 and st[6] == 2, st
+
+
 # 1025 to 2048 entries: the planner checks the batch with a table of i32
 # keys in its shared memory; a safe batch moves request by request.
 @pytest.mark.parametrize("bs", [257, 384, 512])

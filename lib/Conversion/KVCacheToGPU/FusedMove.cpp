@@ -41,6 +41,9 @@ using namespace mlir;
 using namespace mlir::kvcache;
 using namespace mlir::kvcache::fused;
 
+static_assert(8 * (KVCACHE_TOTAL_UNSAFE + 1) <= 64,
+              "the workspace's totals fit in its 64 bytes of control words");
+
 namespace {
 const char *targetSourceName(TargetSource s) {
   return s == TargetSource::ReqToToken ? "req_to_token" : "window";
@@ -229,7 +232,8 @@ void FusedKernel::build() {
            {KVCACHE_CTRL_CLAIM, KVCACHE_CTRL_FLAG, KVCACHE_CTRL_DONE})
         k.store(k.i32(0), ctrl(c), 4);
       for (int64_t t : {KVCACHE_TOTAL_MOVED, KVCACHE_TOTAL_SKIPPED,
-                        KVCACHE_TOTAL_FIRST_BAD, KVCACHE_TOTAL_PROGRESS})
+                        KVCACHE_TOTAL_FIRST_BAD, KVCACHE_TOTAL_PROGRESS,
+                        KVCACHE_TOTAL_UNSAFE})
         k.store(zero, total(t), 8);
     });
   });

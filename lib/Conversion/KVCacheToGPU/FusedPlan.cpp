@@ -66,6 +66,13 @@ void FusedKernel::validateChunks() {
             globalAtomic(LLVM::AtomicBinOp::max, total(KVCACHE_TOTAL_FIRST_BAD),
                          k.sub(k.i64(INT64_MAX), first));
           });
+          // An order hazard inside one of the block's requests: the
+          // planner must see it too (the per-request move goes
+          // kEntryGroup entries at a time).
+          k.ifThen(k.cmp(P::ne, k.load(i32, flag(UNSAFE), 4), k.i32(0)), [&] {
+            globalAtomic(LLVM::AtomicBinOp::max, total(KVCACHE_TOTAL_UNSAFE),
+                         one);
+          });
           Value progress = k.add(
               mine, k.add(k.select(anyMoved, k.i64(int64_t(1) << 32), zero),
                           k.select(anySkipped, k.i64(int64_t(1) << 48), zero)));
@@ -91,6 +98,9 @@ void FusedKernel::validateChunks() {
               Value m = read(KVCACHE_TOTAL_MOVED);
               Value sk = read(KVCACHE_TOTAL_SKIPPED);
               Value fb = read(KVCACHE_TOTAL_FIRST_BAD);
+              Value un = read(KVCACHE_TOTAL_UNSAFE);
+              k.ifThen(k.cmp(P::ne, un, zero),
+                       [&] { k.store(k.i32(1), flag(UNSAFE), 4); });
               k.store(k.toI32(m), flag(MOVED), 4);
               k.store(k.toI32(sk), flag(SKIPPED), 4);
               k.store(k.select(k.cmp(P::eq, fb, zero), k.i32(INT32_MAX),
