@@ -222,19 +222,16 @@ enum KVCacheFusedControl {
 };
 /// Totals of the fused workspace (i64 indices, after the control words):
 /// the blocks' moved entries and skipped requests; INT64_MAX minus the
-/// lowest bad request (0: none; combined with atomic max); PROGRESS,
+/// lowest bad request (0: none; combined with atomic max); and PROGRESS,
 /// which each block adds once: its chunks validated (bits 0-31), plus 2^32
-/// if it moved anything and 2^48 if it skipped a request; and UNSAFE,
-/// nonzero when some block found a request whose entry reads a row an
-/// earlier entry of it writes (such an entry moves, so that block moved).
-/// The block whose addition completes the chunk count plans, and reads the
-/// other totals only when some block moved or skipped.
+/// if it moved anything and 2^48 if it skipped a request. The block whose
+/// addition completes the chunk count plans, and reads the other totals
+/// only when some block moved or skipped.
 enum KVCacheFusedTotal {
   KVCACHE_TOTAL_MOVED = 2,
   KVCACHE_TOTAL_SKIPPED = 3,
   KVCACHE_TOTAL_FIRST_BAD = 4,
   KVCACHE_TOTAL_PROGRESS = 5,
-  KVCACHE_TOTAL_UNSAFE = 6,
 };
 
 #ifdef __cplusplus

@@ -375,9 +375,9 @@ def test_crossed_sources(bs, upto):
 
 # Past the local capacity, with W > 4 (the per-request move goes four
 # entries at a time): request 10's entry 5 reads the row its entry 1 writes,
-# an order hazard inside one request, found by the block that validated it
-# (not the planner, unless it also validated the last chunk). The verdict
-# must be the staged move, whichever block found it.
+# an order hazard inside one request that another block than the planner
+# validated (unless it also validated the last chunk). The planner's writer
+# table must find it: the verdict is the staged move.
 def test_large_batch_order_hazard_inside_a_request():
     bs, w, r = 1500, 6, 10
     args, bufs = make_case(bs, w, tree=False, seed=23)

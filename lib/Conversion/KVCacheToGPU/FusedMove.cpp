@@ -41,7 +41,7 @@ using namespace mlir;
 using namespace mlir::kvcache;
 using namespace mlir::kvcache::fused;
 
-static_assert(8 * (KVCACHE_TOTAL_UNSAFE + 1) <= 64,
+static_assert(8 * (KVCACHE_TOTAL_PROGRESS + 1) <= 64,
               "the workspace's totals fit in its 64 bytes of control words");
 
 namespace {
@@ -202,7 +202,6 @@ void FusedKernel::build() {
     k.store(k.i32(0), flag(MOVED), 4);
     k.store(k.i32(0), flag(SKIPPED), 4);
     k.store(k.i32(INT32_MAX), flag(FIRST_BAD), 4);
-    k.store(k.i64(INT64_MAX), val(MIN_SLOTS), 8);
     for (int64_t f : {CODE, ENTRY, VALUE, BOUND})
       k.store(zero, val(f), 8);
   });
@@ -232,8 +231,7 @@ void FusedKernel::build() {
            {KVCACHE_CTRL_CLAIM, KVCACHE_CTRL_FLAG, KVCACHE_CTRL_DONE})
         k.store(k.i32(0), ctrl(c), 4);
       for (int64_t t : {KVCACHE_TOTAL_MOVED, KVCACHE_TOTAL_SKIPPED,
-                        KVCACHE_TOTAL_FIRST_BAD, KVCACHE_TOTAL_PROGRESS,
-                        KVCACHE_TOTAL_UNSAFE})
+                        KVCACHE_TOTAL_FIRST_BAD, KVCACHE_TOTAL_PROGRESS})
         k.store(zero, total(t), 8);
     });
   });

@@ -40,7 +40,7 @@ inline constexpr int64_t kArenaBytesPerC = 40;
 inline constexpr int64_t kLineBytes = 128;
 
 /// Shared i64 values of the plan phase: the first violation's details.
-enum { MIN_SLOTS, CODE, ENTRY, VALUE, BOUND, NUM_VALUES };
+enum { CODE, ENTRY, VALUE, BOUND, NUM_VALUES };
 /// Shared i32 flags: hazard across requests, whether the block plans (0)
 /// or waits (1), the chunk it claimed, the verdict, whether a large plan's
 /// cyclic rows exceed the staging capacity; and the counts every request

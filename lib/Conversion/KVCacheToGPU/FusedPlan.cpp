@@ -66,13 +66,6 @@ void FusedKernel::validateChunks() {
             globalAtomic(LLVM::AtomicBinOp::max, total(KVCACHE_TOTAL_FIRST_BAD),
                          k.sub(k.i64(INT64_MAX), first));
           });
-          // An order hazard inside one of the block's requests: the
-          // planner must see it too (the per-request move goes
-          // kEntryGroup entries at a time).
-          k.ifThen(k.cmp(P::ne, k.load(i32, flag(UNSAFE), 4), k.i32(0)), [&] {
-            globalAtomic(LLVM::AtomicBinOp::max, total(KVCACHE_TOTAL_UNSAFE),
-                         one);
-          });
           Value progress = k.add(
               mine, k.add(k.select(anyMoved, k.i64(int64_t(1) << 32), zero),
                           k.select(anySkipped, k.i64(int64_t(1) << 48), zero)));
@@ -98,9 +91,6 @@ void FusedKernel::validateChunks() {
               Value m = read(KVCACHE_TOTAL_MOVED);
               Value sk = read(KVCACHE_TOTAL_SKIPPED);
               Value fb = read(KVCACHE_TOTAL_FIRST_BAD);
-              Value un = read(KVCACHE_TOTAL_UNSAFE);
-              k.ifThen(k.cmp(P::ne, un, zero),
-                       [&] { k.store(k.i32(1), flag(UNSAFE), 4); });
               k.store(k.toI32(m), flag(MOVED), 4);
               k.store(k.toI32(sk), flag(SKIPPED), 4);
               k.store(k.select(k.cmp(P::eq, fb, zero), k.i32(INT32_MAX),
@@ -140,14 +130,18 @@ void FusedKernel::lookUpSources(MovePlan &table) {
   k.forLoop(tid, n, k.i64(T), [&](Value e) {
     Value s = srcAt(e), t = tgtAt(e);
     k.ifThen(k.cmp(P::ne, s, t), [&] {
+      // The entry that writes this entry's source: unsafe if it belongs to
+      // another request, or is an earlier entry of the same one (the
+      // per-request move goes kEntryGroup entries at a time, in order; a
+      // later entry's write is behind this entry's read).
       Value w = table.writerOf(s);
       // 32-bit division (entries stay below 2^31): a 64-bit one is a
       // called subroutine.
-      Value other =
-          k.bitAnd(k.cmp(P::sge, w, zero),
-                   k.cmp(P::ne, arith::DivUIOp::create(b, k.toI32(w), W32),
-                         arith::DivUIOp::create(b, k.toI32(e), W32)));
-      k.ifThen(other, [&] { k.store(k.i32(1), flag(UNSAFE), 4); });
+      Value other = k.cmp(P::ne, arith::DivUIOp::create(b, k.toI32(w), W32),
+                          arith::DivUIOp::create(b, k.toI32(e), W32));
+      Value hazard = k.bitAnd(k.cmp(P::sge, w, zero),
+                              k.bitOr(other, k.cmp(P::slt, w, e)));
+      k.ifThen(hazard, [&] { k.store(k.i32(1), flag(UNSAFE), 4); });
     });
   });
   k.barrier();
@@ -478,25 +472,11 @@ void FusedKernel::checkRequest(Value i, Value active, Value minSlots) {
       k.store(minusOne, k.gep(srcList, i64, flat), 8);
     });
   });
-  // In-request order: entry q must not read a row an earlier entry of
-  // the request writes (the per-request path moves in order).
+  // Order hazards inside the request are found with those across
+  // requests, by the plan's writer table (lookUpSources).
   Value good = k.bitAnd(active, k.bitNot(v.bad));
-  k.ifThen(good, [&] {
-    k.forLoop(one, v.written, one, [&](Value q) {
-      Value sq = srcAt(k.add(rowStart, q));
-      Value tq = tgtAt(k.add(rowStart, q));
-      k.ifThen(k.cmp(P::ne, sq, tq), [&] {
-        k.forLoop(zero, q, one, [&](Value j) {
-          Value tj = tgtAt(k.add(rowStart, j));
-          Value sj = srcAt(k.add(rowStart, j));
-          k.ifThen(k.bitAnd(k.cmp(P::eq, tj, sq), k.cmp(P::ne, tj, sj)),
-                   [&] { k.store(k.i32(1), flag(UNSAFE), 4); });
-        });
-      });
-    });
-    k.ifThen(k.cmp(P::sgt, v.moves, zero), [&] {
-      sharedAtomic(LLVM::AtomicBinOp::add, flag(MOVED), k.toI32(v.moves));
-    });
+  k.ifThen(k.bitAnd(good, k.cmp(P::sgt, v.moves, zero)), [&] {
+    sharedAtomic(LLVM::AtomicBinOp::add, flag(MOVED), k.toI32(v.moves));
   });
   k.ifThen(v.bad, [&] {
     sharedAtomic(LLVM::AtomicBinOp::min, flag(FIRST_BAD), k.toI32(i));

@@ -18,13 +18,11 @@
 // CHECK: arith.cmpi sle, %[[N]], %{{.*}} : i64
 // Batches past the local capacity: chunks claimed from a counter (the next
 // one while the current one is validated), the counts added to the
-// workspace totals (moved, skipped, lowest bad request, an order hazard
-// inside a request), then the block's progress after a fence.
+// workspace totals, then the block's progress after a fence.
 // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i32
 // CHECK: scf.while
 // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i32
 // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
-// CHECK: llvm.atomicrmw max %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.atomicrmw max %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
