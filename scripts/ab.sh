@@ -8,8 +8,12 @@
 # Usage: scripts/ab.sh [VARIANT_DIR...]   (default: build/artifacts, then
 #        every folder of build/ab); SPECC_AB_LAYOUT (default llama8b; several
 #        separated by spaces),
-#        SPECC_AB_BS (default "1 8 32 128 512").
-# Writes $OUT/ab-<variant>.{json,txt} and $OUT/ab.md.
+#        SPECC_AB_BS (default "1 8 32 128 512"); SPECC_AB_TESTS: test files
+#        of python/tests (e.g. "test_gpu.py") to run on each variant's
+#        runtime before its benchmark, so that a variant is timed only
+#        after it was shown exact (default: none).
+# Writes $OUT/ab-<variant>.{json,txt}, $OUT/ab-tests-<variant>.log and
+# $OUT/ab.md.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$root/device-out}
@@ -29,6 +33,14 @@ for v in "${variants[@]}"; do
 done
 wait
 for name in "${names[@]}"; do
+  if [ -n "${SPECC_AB_TESTS:-}" ]; then
+    files=()
+    for f in $SPECC_AB_TESTS; do files+=("$root/python/tests/$f"); done
+    (cd "$root/python" && SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_EXPECT_NATIVE=0 \
+       SPECC_RUNTIME_LIB=/tmp/ab-rt-$name/lib/libspecc_runtime.so PYTHONPATH=$root/python \
+       python3 -m pytest -q -p no:cacheprovider "${files[@]}" > "$OUT/ab-tests-$name.log" 2>&1)
+    echo "variant $name: tests rc=$? ($(tail -1 "$OUT/ab-tests-$name.log"))"
+  fi
   SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_RUNTIME_LIB=/tmp/ab-rt-$name/lib/libspecc_runtime.so \
     PYTHONPATH=$root/python python3 "$root/python/benchmarks/bench_move.py" \
     --sglang-src /nonexistent --layouts ${SPECC_AB_LAYOUT:-llama8b} --bs ${SPECC_AB_BS:-1 8 32 128 512} \
