@@ -77,7 +77,10 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       whole by one block; with a `report` operand, that block also updates
       the report on a violation (volatile system-scope stores between
       fences: the runtime maps it in host memory) and traps when its `trap`
-      field is set. The last block to finish clears the control words.
+      field is set. Nothing follows the move: the control words carry an
+      epoch (the block that draws a launch's last claim ticket starts the
+      next one, the planner zeroes the totals it reads, a verdict counts
+      only with the waiter's epoch), so no block counts out at its end.
         params: (req_pool_indices, req_to_token, seq_lens [req_to_token
                  only], num_correct_drafts, accept_index, out_cache_loc,
                  buffers, workspace, status, [report], bs, accept_width,
@@ -105,10 +108,10 @@ def KVCacheOutlineCold : Pass<"kvcache-outline-cold", "::mlir::gpu::GPUModuleOp"
   let summary = "Move the rarely taken branches of the kernels into device functions";
   let description = [{
     The kernels of kvcache-to-gpu mark the branches that a common call never
-    takes (a large batch's chunked validation, planning, wait for the
-    planner's verdict and reset of the workspace control words; the report of
-    a violation; the staged move of a batch with hazards across requests; the
-    byte path of rows that are not 16-byte aligned) with `kvcache.cold`. This
+    takes (a large batch's chunked validation, planning and wait for the
+    planner's verdict; the report of a violation; the staged move of a batch
+    with hazards across requests; the byte path of rows that are not 16-byte
+    aligned) with `kvcache.cold`. This
     pass moves the then-region of each such `scf.if` into an internal
     `llvm.func` of the same `gpu.module` (`passthrough = ["noinline"]`,
     named `<kernel>__cold<N>`; the values the region uses from above become

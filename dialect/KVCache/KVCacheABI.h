@@ -20,7 +20,7 @@ extern "C" {
 /// Version of the binary contract between the compiler and the runtime: the
 /// manifest specc writes carries it and the runtime refuses an image of any
 /// other version. Bump it whenever anything in this file changes meaning.
-#define KVCACHE_ABI_VERSION 6
+#define KVCACHE_ABI_VERSION 7
 
 /// Layout of the `status` record written by checked ops: memref<4xi64> for
 /// the stage ops, memref<8xi64> (all fields) for kvcache.move_accepted_tokens.
@@ -193,11 +193,11 @@ enum KVCacheParam {
   X(WINDOW, window)
 
 /// Workspace of kvcache.move_accepted_tokens (GPU lowering) for n = bs * W
-/// entries, in bytes. It must be zero before its first use; every launch
-/// leaves the control words zero again when it ends.
-///   [0, 64)              control words (KVCacheFusedControl), all
-///                        self-resetting: the last block to end a launch
-///                        past the local capacity zeroes them
+/// entries, in bytes. It must be zero before its first use and is never
+/// reset by the host: each launch past the local capacity leaves it ready
+/// for the next (KVCacheFusedControl), with no count-out at its end.
+///   [0, 64)              control words and totals (KVCacheFusedControl,
+///                        KVCacheFusedTotal)
 ///   targets = 64         i64 [n] target of entry i * W + j (j < acc_i)
 ///   sources = 64 + 8n    i64 [n] its source; entries that move nothing hold
 ///                        the same value in both
@@ -212,21 +212,32 @@ static inline int64_t kvcacheFusedWorkspaceBytes(int64_t n) {
   return kvcacheFusedPlanOffset(n) + kvcacheMoveWorkspaceBytes(n);
 }
 
-/// Control words of the fused workspace (i32 indices). CLAIM hands out
-/// chunks of requests to validate, FLAG is the published verdict, DONE
-/// counts the blocks that ended.
+/// Control words of the fused workspace (i64 indices), used by launches
+/// past the local capacity only. Each holds an epoch in its high 32 bits:
+/// the number of such launches before this one, modulo 2^32.
+///   CLAIM  epoch << 32 | tickets drawn. A block draws tickets (atomic add
+///          of 1) until it draws one >= the chunk count: tickets below it
+///          name the chunks of requests it validates. Every block draws
+///          exactly one ticket past the chunks, so the launch draws
+///          chunks + blocks tickets in all; the block that draws the last
+///          one stores (epoch + 1) << 32, the next launch's initial value.
+///   FLAG   epoch << 32 | verdict, published by the planner (release).
+///          The other blocks wait until FLAG's epoch is their own and its
+///          verdict nonzero; a verdict of an earlier launch (an older
+///          epoch) or a fresh workspace (all zero) reads as "not yet".
 enum KVCacheFusedControl {
   KVCACHE_CTRL_CLAIM = 0,
   KVCACHE_CTRL_FLAG = 1,
-  KVCACHE_CTRL_DONE = 2,
 };
 /// Totals of the fused workspace (i64 indices, after the control words):
 /// the blocks' moved entries and skipped requests; INT64_MAX minus the
 /// lowest bad request (0: none; combined with atomic max); and PROGRESS,
-/// which each block adds once: its chunks validated (bits 0-31), plus 2^32
-/// if it moved anything and 2^48 if it skipped a request. The block whose
-/// addition completes the chunk count plans, and reads the other totals
-/// only when some block moved or skipped.
+/// which each block that validated a chunk adds once: its chunks (bits
+/// 0-31), plus 2^32 if it moved anything and 2^48 if it skipped a request.
+/// The block whose addition completes the chunk count plans: it reads the
+/// other totals (only when some block moved or skipped) and sets every
+/// total back to zero for the next launch, all other blocks having added
+/// theirs.
 enum KVCacheFusedTotal {
   KVCACHE_TOTAL_MOVED = 2,
   KVCACHE_TOTAL_SKIPPED = 3,

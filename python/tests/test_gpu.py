@@ -435,6 +435,48 @@ def test_large_batch_counts_every_chunk(tree):
         assert st[0] == 0 and st[4] == 0 and st[5] == int((t2 != s2).sum()), st
 
 
+# A large launch leaves the workspace ready for the next one as it goes
+# (the control words carry an epoch; no block counts out at the end): each
+# launch must read its own verdict and totals, never the previous one's.
+def test_large_batches_back_to_back():
+    bs = 700  # 2800 entries: three chunks
+    kinds = [True, True, False, True, False, True]
+    cases = [make_case(bs, 4, tree=t, num_draft=8, seed=40 + k) for k, t in enumerate(kinds)]
+    bufs = cases[0][1]
+    want = bufs
+    for args, _ in cases:
+        want, _, _ = reference(args, want)
+    # Queued back to back: no host synchronisation between the launches.
+    for args, _ in cases:
+        specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs)
+    torch.cuda.synchronize()
+    assert specc.last_status()[0] == 0
+    for i, (got, exp) in enumerate(zip(bufs, want)):
+        assert torch.equal(got, exp), f"buffer {i} differs"
+
+
+def test_cuda_graph_replays_of_a_large_batch():
+    bs, w = 600, 4
+    args, bufs = make_case(bs, w, tree=True, seed=50)
+    static, graph = _captured(args, bufs)
+    for seed in (51, 52, 53):
+        new, _ = make_case(bs, w, tree=True, seed=seed)
+        for k in static:
+            static[k].copy_(new[k])
+        for b in bufs:
+            b.random_(0, 256)
+        once, tgt, src = reference(static, bufs)
+        twice, _, _ = reference(static, once)
+        # Two replays queued back to back, then one check.
+        graph.replay()
+        graph.replay()
+        torch.cuda.synchronize()
+        st = specc.last_status()
+        assert st[0] == 0 and st[5] == int((tgt != src).sum()) > 0, st
+        for i, (got, exp) in enumerate(zip(bufs, twice)):
+            assert torch.equal(got, exp), f"seed {seed}: buffer {i} differs"
+
+
 def test_cycles_past_staging_capacity_change_nothing():
     # About 2500 moved rows, all on cycles: more than one shared-memory chunk.
     args, bufs = _crossed(1024, 4, seed=5)

@@ -23,7 +23,10 @@
 //     registers, waits at a barrier and writes; large batches stage in
 //     depth order (MovePlan), chunk by chunk, then copy the entries nobody
 //     else writes directly.
-//  C. The last block to finish clears the workspace control words.
+//
+// Nothing follows the move: a large launch leaves the workspace ready for
+// the next one as it goes (the epochs of KVCacheFusedControl), so no block
+// counts out at its end.
 //
 // This file holds the pattern (the entry point's parameters and launch
 // contract) and the kernel's skeleton (FusedKernel::build); phase A is in
@@ -202,7 +205,7 @@ void FusedKernel::build() {
     k.store(k.i32(0), flag(MOVED), 4);
     k.store(k.i32(0), flag(SKIPPED), 4);
     k.store(k.i32(INT32_MAX), flag(FIRST_BAD), 4);
-    for (int64_t f : {CODE, ENTRY, VALUE, BOUND})
+    for (int64_t f : {CODE, ENTRY, VALUE, BOUND, EPOCH})
       k.store(zero, val(f), 8);
   });
   k.barrier();
@@ -219,22 +222,6 @@ void FusedKernel::build() {
   k.ifThen(k.cmp(P::eq, verdict, k.i32(V_PER_REQUEST)),
            [&] { movePerRequest(); });
   k.ifCold(k.cmp(P::eq, verdict, k.i32(V_STAGED)), [&] { moveStaged(); });
-  // C. The last block of a launch past the local capacity restores the
-  // control words.
-  k.ifCold(k.bitAnd(k.bitNot(local), isThread0), [&] {
-    LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
-    Value done = LLVM::AtomicRMWOp::create(
-        b, LLVM::AtomicBinOp::add, ctrl(KVCACHE_CTRL_DONE), k.i32(1),
-        LLVM::AtomicOrdering::monotonic, "device");
-    k.ifThen(k.cmp(P::eq, k.toI64(done), k.sub(nblocks, one)), [&] {
-      for (int64_t c :
-           {KVCACHE_CTRL_CLAIM, KVCACHE_CTRL_FLAG, KVCACHE_CTRL_DONE})
-        k.store(k.i32(0), ctrl(c), 4);
-      for (int64_t t : {KVCACHE_TOTAL_MOVED, KVCACHE_TOTAL_SKIPPED,
-                        KVCACHE_TOTAL_FIRST_BAD, KVCACHE_TOTAL_PROGRESS})
-        k.store(zero, total(t), 8);
-    });
-  });
 }
 
 void mlir::kvcache::populateMoveAcceptedTokensToGPUPattern(

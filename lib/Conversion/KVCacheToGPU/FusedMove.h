@@ -39,8 +39,9 @@ inline constexpr int64_t kArenaBytesPerC = 40;
 /// Bytes of an L1 line (the unit of the planner's prefetch of the lists).
 inline constexpr int64_t kLineBytes = 128;
 
-/// Shared i64 values of the plan phase: the first violation's details.
-enum { CODE, ENTRY, VALUE, BOUND, NUM_VALUES };
+/// Shared i64 values of the plan phase: the first violation's details;
+/// a large launch's epoch (KVCacheFusedControl), shifted into the high half.
+enum { CODE, ENTRY, VALUE, BOUND, EPOCH, NUM_VALUES };
 /// Shared i32 flags: hazard across requests, whether the block plans (0)
 /// or waits (1), the chunk it claimed, the verdict, whether a large plan's
 /// cyclic rows exceed the staging capacity; and the counts every request
@@ -130,7 +131,7 @@ struct FusedKernel {
     return k.select(k.cmp(P::eq, f, k.i32(INT32_MAX)), k.i64(INT64_MAX),
                     k.toI64(f));
   }
-  Value ctrl(int64_t f) { return k.gep(p["workspace"], i32, k.i64(f)); }
+  Value ctrl(int64_t f) { return k.gep(p["workspace"], i64, k.i64(f)); }
   Value total(int64_t f) { return k.gep(p["workspace"], i64, k.i64(f)); }
   Value globalAtomic(LLVM::AtomicBinOp bin, Value at, Value v) {
     return LLVM::AtomicRMWOp::create(b, bin, at, v,
@@ -146,20 +147,23 @@ struct FusedKernel {
   void build();
 
   /// A batch past the local capacity, in every block: claim chunks of T
-  /// requests (an atomic counter) and validate them, writing their entries
-  /// to the workspace lists, until none is left (the next chunk is claimed
-  /// while the current one is validated); then add the block's counts to
-  /// the workspace totals and its progress to PROGRESS. The block whose
-  /// addition completes the chunk count plans (PLANNER = 0), with the
-  /// totals in its shared values; the others wait for its verdict. A block
+  /// requests (tickets of CLAIM, whose high half is the launch's epoch) and
+  /// validate them, writing their entries to the workspace lists, until
+  /// none is left (the next chunk is claimed while the current one is
+  /// validated); the block drawing the launch's last ticket sets CLAIM to
+  /// the next epoch. Then add the block's counts to the workspace totals
+  /// and its progress to PROGRESS. The block whose addition completes the
+  /// chunk count plans (PLANNER = 0), with the totals in its shared values
+  /// (and zeroes them for the next launch); the others wait for its
+  /// verdict. A block
   /// waits only for the planner, which is running and waits for nobody
   /// (every chunk was validated by a block that had claimed it, without
   /// waiting): no residency assumption can deadlock.
   void validateChunks();
 
   /// Blocks of a launch past the local capacity other than the planner:
-  /// wait for the published verdict (acquire), then read the lists like
-  /// the planner.
+  /// wait for the verdict published with their epoch (acquire), then read
+  /// the lists like the planner.
   void waitVerdict();
 
   /// Phase A on the planner: entries, checks, verdict, status record.

@@ -25,11 +25,28 @@ void FusedKernel::validateChunks() {
   Value isThread0 = k.cmp(P::eq, tid, zero);
   Value tT = k.i64(T);
   Value chunks = arith::DivUIOp::create(b, k.add(bs, k.i64(T - 1)), tT);
-  auto claim = [&] {
-    return globalAtomic(LLVM::AtomicBinOp::add, ctrl(KVCACHE_CTRL_CLAIM),
-                        k.i32(1));
+  Value low = k.i64(0xffffffff);
+  // Every block draws one ticket past the chunks: the launch's last ticket
+  // is chunks + blocks - 1, and its block starts the next epoch.
+  Value lastTicket = k.add(chunks, k.sub(nblocks, one));
+  // A ticket (the low half of CLAIM); the first claim also keeps the epoch.
+  auto claim = [&](bool first) {
+    Value got = globalAtomic(LLVM::AtomicBinOp::add, ctrl(KVCACHE_CTRL_CLAIM),
+                             one);
+    Value ticket = k.bitAnd(got, low);
+    Value epoch = k.sub(got, ticket);
+    if (first)
+      k.store(epoch, val(EPOCH), 8);
+    k.ifThen(k.cmp(P::eq, ticket, lastTicket), [&] {
+      Value next = arith::ShLIOp::create(
+          b, k.add(arith::ShRUIOp::create(b, got, k.i64(32)), one), k.i64(32));
+      LLVM::StoreOp::create(b, next, ctrl(KVCACHE_CTRL_CLAIM), 8,
+                            /*isVolatile=*/false, false, false,
+                            LLVM::AtomicOrdering::monotonic, "device");
+    });
+    return k.toI32(ticket);
   };
-  k.ifThen(isThread0, [&] { k.store(claim(), flag(CLAIMED), 4); });
+  k.ifThen(isThread0, [&] { k.store(claim(true), flag(CLAIMED), 4); });
   k.barrier();
   Value mine = k.whileLoop(zero, [&](Value done) -> std::pair<Value, Value> {
     Value c = k.toI64(k.load(i32, flag(CLAIMED), 4));
@@ -38,7 +55,7 @@ void FusedKernel::validateChunks() {
     k.barrier();
     k.ifThen(more, [&] {
       Value next = k.ifValue(
-          isThread0, i32, [&]() -> Value { return claim(); },
+          isThread0, i32, [&]() -> Value { return claim(false); },
           [&]() -> Value { return k.i32(0); });
       Value i = k.add(k.mul(c, tT), tid);
       checkRequest(i, k.cmp(P::slt, i, bs), p["min_slots"]);
@@ -77,20 +94,25 @@ void FusedKernel::validateChunks() {
                     progress);
           Value isLast =
               k.cmp(P::eq, k.bitAnd(after, k.i64(0xffffffff)), chunks);
-          // Acquire: every block's entries and totals are visible.
+          // Acquire: every block's entries and totals are visible. Every
+          // block that adds to the totals has added: the planner reads
+          // them and leaves them zero for the next launch.
           k.ifThen(isLast, [&] {
             LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+            LLVM::StoreOp::create(b, zero, total(KVCACHE_TOTAL_PROGRESS), 8,
+                                  /*isVolatile=*/false, false, false,
+                                  LLVM::AtomicOrdering::monotonic, "device");
             // The totals, read only if some block moved or skipped
             // (otherwise they are all zero: no round trip).
             Value others =
                 k.cmp(P::ne, arith::ShRUIOp::create(b, after, k.i64(32)), zero);
             k.ifThen(others, [&] {
-              auto read = [&](int64_t t) {
-                return globalAtomic(LLVM::AtomicBinOp::add, total(t), zero);
+              auto take = [&](int64_t t) {
+                return globalAtomic(LLVM::AtomicBinOp::xchg, total(t), zero);
               };
-              Value m = read(KVCACHE_TOTAL_MOVED);
-              Value sk = read(KVCACHE_TOTAL_SKIPPED);
-              Value fb = read(KVCACHE_TOTAL_FIRST_BAD);
+              Value m = take(KVCACHE_TOTAL_MOVED);
+              Value sk = take(KVCACHE_TOTAL_SKIPPED);
+              Value fb = take(KVCACHE_TOTAL_FIRST_BAD);
               k.store(k.toI32(m), flag(MOVED), 4);
               k.store(k.toI32(sk), flag(SKIPPED), 4);
               k.store(k.select(k.cmp(P::eq, fb, zero), k.i32(INT32_MAX),
@@ -111,14 +133,21 @@ void FusedKernel::waitVerdict() {
     // Relaxed polls, then one fence: the acquire pattern. An acquire load
     // per poll would invalidate the SM's L1 each time, under the feet of
     // the block beside it (the planner's prefetched lists among them).
+    // A verdict counts only with this launch's epoch: FLAG still holds the
+    // previous large launch's (or zero, on a fresh workspace).
+    Value epoch = k.load(i64, val(EPOCH), 8);
     Value v = k.whileLoop(k.i32(0), [&](Value) -> std::pair<Value, Value> {
       Value got =
-          LLVM::LoadOp::create(b, i32, ctrl(KVCACHE_CTRL_FLAG), /*alignment=*/4,
+          LLVM::LoadOp::create(b, i64, ctrl(KVCACHE_CTRL_FLAG), /*alignment=*/8,
                                /*isVolatile=*/true, false, false, false,
                                LLVM::AtomicOrdering::monotonic, "device");
-      Value waiting = k.cmp(P::eq, got, k.i32(0));
+      Value verdict = k.toI32(got);
+      Value stale =
+          k.cmp(P::ne, k.bitAnd(got, k.i64(~int64_t(0xffffffff))), epoch);
+      Value none = k.cmp(P::eq, verdict, k.i32(0));
+      Value waiting = k.bitOr(stale, none);
       k.ifThen(waiting, [&] { NVVM::NanosleepOp::create(b, k.i32(256)); });
-      return {waiting, got};
+      return {waiting, verdict};
     });
     LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
     k.store(v, flag(VERDICT), 4);
@@ -278,7 +307,9 @@ void FusedKernel::plan() {
     // Publish to the waiting blocks (release: lists and plan first).
     k.ifThen(k.bitNot(local), [&] {
       LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
-      LLVM::StoreOp::create(b, verdict, ctrl(KVCACHE_CTRL_FLAG), 4,
+      Value published = k.bitOr(k.load(i64, val(EPOCH), 8),
+                                arith::ExtUIOp::create(b, i64, verdict));
+      LLVM::StoreOp::create(b, published, ctrl(KVCACHE_CTRL_FLAG), 8,
                             /*isVolatile=*/true, false, false,
                             LLVM::AtomicOrdering::release, "device");
     });

@@ -16,21 +16,33 @@
 // CHECK-SAME: nvvm.minctasm = 2 : i32
 // CHECK: %[[N:.*]] = arith.muli %[[BS]], %[[W]] : i64
 // CHECK: arith.cmpi sle, %[[N]], %{{.*}} : i64
-// Batches past the local capacity: chunks claimed from a counter (the next
-// one while the current one is validated), the counts added to the
-// workspace totals, then the block's progress after a fence.
-// CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i32
+// Batches past the local capacity: chunks claimed from a counter whose high
+// half is the launch's epoch (the next chunk claimed while the current one
+// is validated; the block that draws the last ticket stores the next
+// epoch), the counts added to the workspace totals, then the block's
+// progress after a fence; the planner zeroes the progress and takes the
+// totals (exchanges with 0) for the next launch.
+// CHECK: %[[EPOCHS:.*]] = llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
+// CHECK: arith.shli
+// CHECK: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
 // CHECK: scf.while
-// CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i32
+// CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.atomicrmw max %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
+// CHECK: llvm.fence syncscope("device") acq_rel
+// CHECK: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
+// CHECK: llvm.atomicrmw xchg %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // The other blocks wait for the planner's verdict (a cold branch, as the
 // chunked validation: device functions after kvcache-outline-cold); the
 // planner publishes it.
 // CHECK: } {kvcache.cold}
-// CHECK: llvm.load volatile %{{.*}} atomic syncscope("device") monotonic
+// A waiter's poll: an i64 load of FLAG, waiting while its high half is not
+// the epoch or its verdict is 0.
+// CHECK: llvm.load volatile %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
+// CHECK: arith.cmpi ne, %{{.*}}, %{{.*}} : i64
+// CHECK: arith.cmpi eq, %{{.*}}, %{{.*}} : i32
 // CHECK: nvvm.nanosleep
 // CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: } {kvcache.cold}
@@ -42,7 +54,10 @@
 // CHECK: llvm.inline_asm has_side_effects "prefetch.L1 [$0];", "l" %{{.*}} : (!llvm.ptr) -> ()
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<3>, i32
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
-// CHECK: llvm.store volatile %{{.*}} atomic syncscope("device") release
+// CHECK: llvm.store volatile %{{.*}}, %{{.*}} atomic syncscope("device") release {alignment = 8 : i64} : i64, !llvm.ptr<1>
+// Nothing after the move: no count-out of the blocks.
+// CHECK-NOT: llvm.atomicrmw
+// CHECK: gpu.return
 // CHECK-NOT: kvcache.{{(assign_targets|compact_sources|move_rows|move_accepted_tokens)}}
 // CHECK-NOT: func.func @window
 func.func @window(%ncd: memref<?xi32>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>,
