@@ -56,7 +56,7 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       With `disjoint`, the copy kernel alone runs, reading every entry.
     * `kvcache.move_accepted_tokens` -> `@F` (the function's own name: the
       entry point, launched once per call; `block` = `copy-block-size`,
-      grid by the work `bs x buffers x row vectors`, clamped to the blocks
+      grid by the work `bs x buffer groups x row vectors`, clamped to the blocks
       that fit at once). Plan: each request is validated on its own (a bad
       one is skipped) and writes its (target, source) pairs; a verdict says
       whether every hazard stays inside its request. Batches of at most
@@ -70,8 +70,10 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       up to `8 x block` entries whose slots fit in 31 bits, checks them with
       a hash table of i32 keys in shared memory; larger batches, and any it
       finds unsafe (whose depth plan needs it), with the workspace's table.
-      A batch that moves nothing skips the hazard check. Move: a safe batch runs one
-      thread per (request, two buffers, 16-byte slice); otherwise every
+      A batch that moves nothing skips the hazard check. Move: a safe batch
+      runs one thread per (request, four buffers, 16-byte slice), a large
+      one staging rounds of its entries from the workspace in shared memory
+      first; otherwise every
       moving entry's 16 bytes are staged in registers per (buffer, column)
       block, in depth order for large batches. The status record is written
       whole by one block; with a `report` operand, that block also updates

@@ -123,7 +123,10 @@ constexpr int kDispatchSize = 2 << kNumTensors;
 /// One generated entry point, as the manifest describes it.
 struct EntryPoint {
   LaunchInfo info;
-  std::vector<int> params, hostArgs, units;
+  std::vector<int> params, hostArgs;
+  /// The grid's work units: a parameter and the divisor its value is
+  /// rounded up by (`name/d` in the manifest; 1 for a bare name).
+  std::vector<std::pair<int, int64_t>> units;
   int targets = SPECC_TARGETS_REQ_TO_TOKEN;
   CUfunction fn = nullptr;
   void *host = nullptr;
@@ -455,9 +458,25 @@ int specc_mover::loadEntries() {
       }
       return true;
     };
-    if (!ids(info.params, e.params) || !ids(info.hostArgs, e.hostArgs) ||
-        !ids(info.units, e.units))
+    if (!ids(info.params, e.params) || !ids(info.hostArgs, e.hostArgs))
       return fail(SPECC_ERROR_IMAGE, error);
+    for (const std::string &u : info.units) {
+      size_t slash = u.find('/');
+      long long d = 1;
+      if (slash != std::string::npos) {
+        const char *digits = u.c_str() + slash + 1;
+        char *end = nullptr;
+        d = std::strtoll(digits, &end, 10);
+        if (end == digits || *end != '\0' || d <= 0)
+          return fail(SPECC_ERROR_IMAGE, "entry " + info.name +
+                                             " has a malformed grid unit '" +
+                                             u + "'");
+      }
+      std::vector<int> id;
+      if (!ids({u.substr(0, slash)}, id))
+        return fail(SPECC_ERROR_IMAGE, error);
+      e.units.emplace_back(id[0], d);
+    }
     if (info.targets == "req_to_token")
       e.targets = SPECC_TARGETS_REQ_TO_TOKEN;
     else if (info.targets == "window")
@@ -831,8 +850,8 @@ int specc_move_accept_tokens(specc_mover *m, const specc_move_args *a,
     // Grid: the work items the manifest names, one per thread, at most
     // blocks_per_sm blocks per SM (the kernel loops over the rest).
     int64_t work = 1;
-    for (int id : e.units)
-      work *= std::max<int64_t>(values[id], 0);
+    for (auto [id, divisor] : e.units)
+      work *= (std::max<int64_t>(values[id], 0) + divisor - 1) / divisor;
     int64_t block = e.info.block;
     int64_t maxBlocks =
         std::max<int64_t>(1, m->sms * std::max<int64_t>(e.info.blocksPerSM, 1));

@@ -16,9 +16,10 @@
 //     shared memory up to 2 C entries) and plans there while the others
 //     wait for its verdict. That block waits for nobody, so this cannot
 //     deadlock whatever the residency.
-//  B. Move. Safe batch: one thread per (request, two buffers, 16-byte
-//     slice) moves the request's entries in order, four at a time in both
-//     buffers (loads, then stores). Otherwise the block that owns a
+//  B. Move. Safe batch: one thread per (request, four buffers, 16-byte
+//     slice) moves the request's entries in order, four at a time in all
+//     four buffers (loads, then stores); past the local capacity a block
+//     first stages rounds of its tasks' entries in shared memory. Otherwise the block that owns a
 //     (buffer, 16-byte column) stages every moving entry's 16 bytes in
 //     registers, waits at a barrier and writes; large batches stage in
 //     depth order (MovePlan), chunk by chunk, then copy the entries nobody
@@ -139,8 +140,12 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
     k.setLaunch(
         {b.getNamedAttr("block", b.getI64IntegerAttr(T)),
          b.getNamedAttr("grid", b.getStringAttr("work")),
-         b.getNamedAttr("grid_units", b.getStrArrayAttr({"bs", "num_buffers",
-                                                         "row_vectors"})),
+         // A thread moves kBufferGroup buffers: the grid counts groups.
+         b.getNamedAttr("grid_units",
+                        b.getStrArrayAttr(
+                            {"bs",
+                             "num_buffers/" + std::to_string(kBufferGroup),
+                             "row_vectors"})),
          b.getNamedAttr("blocks_per_sm", b.getI64IntegerAttr(kBlocksPerSM)),
          b.getNamedAttr("dynamic_shared_memory", b.getI64IntegerAttr(0)),
          b.getNamedAttr("entry", b.getStringAttr(entry ? entry.getValue()
