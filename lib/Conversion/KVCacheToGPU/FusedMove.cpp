@@ -18,8 +18,7 @@
 //     deadlock whatever the residency.
 //  B. Move. Safe batch: one thread per (request, four buffers, 16-byte
 //     slice) moves the request's entries in order, four at a time in all
-//     four buffers (loads, then stores); past the local capacity a block
-//     first stages rounds of its tasks' entries in shared memory. Otherwise the block that owns a
+//     four buffers (loads, then stores). Otherwise the block that owns a
 //     (buffer, 16-byte column) stages every moving entry's 16 bytes in
 //     registers, waits at a barrier and writes; large batches stage in
 //     depth order (MovePlan), chunk by chunk, then copy the entries nobody
