@@ -80,7 +80,7 @@ void FusedKernel::storeSlice(Value base, Value rowBytes, Value vectorizable,
 
 void FusedKernel::movePerRequest() {
   Value S = p["row_vectors"], B = p["num_buffers"];
-  Value tT = k.i64(T), G = k.i64(kBufferGroup);
+  Value tT = k.i64(T);
   Value lanes = k.select(k.cmp(P::slt, S, tT), S, tT);
   // 32-bit divisions (a 64-bit one is a called subroutine): every operand
   // is at most the block size or the buffer count.
@@ -93,102 +93,121 @@ void FusedKernel::movePerRequest() {
   Value perBlock = div32(tT, lanes);
   Value sub = div32(tid, lanes);
   Value lane = rem32(tid, lanes);
-  Value groups =
-      arith::DivUIOp::create(b, k.add(B, k.i64(kBufferGroup - 1)), G);
-  Value tasks = k.mul(bs, groups);
-  k.ifThen(k.cmp(P::slt, sub, perBlock), [&] {
-    k.forLoop(
-        k.add(k.mul(bid, perBlock), sub), tasks, k.mul(nblocks, perBlock),
-        [&](Value task) {
-          // The runtime bounds bs * buffers below 2^31.
-          Value i = div32(task, groups);
-          Value group = rem32(task, groups);
-          SmallVector<std::tuple<Value, Value, Value>> rowsOf;
-          SmallVector<Value> present;
-          for (int64_t q = 0; q < kBufferGroup; ++q) {
-            Value buf = k.add(k.mul(group, G), k.i64(q));
-            Value in = k.cmp(P::slt, buf, B);
-            // Absent buffers read as zero-byte rows at address 0.
-            SmallVector<Value> row = k.ifValues(
-                in, {k.globalPtrType(), i64, b.getI1Type()},
-                [&]() -> SmallVector<Value> {
-                  auto [base, rowBytes, vectorizable] = bufferRow(buf);
-                  return {base, rowBytes, vectorizable};
-                },
-                [&]() -> SmallVector<Value> {
-                  return {LLVM::ZeroOp::create(b, k.globalPtrType()), zero,
-                          k.i1(true)};
-                });
-            rowsOf.push_back({row[0], row[1], row[2]});
-          }
-          Value allVector = k.i1(true);
-          for (auto [base, rowBytes, vectorizable] : rowsOf)
-            allVector = k.bitAnd(allVector, vectorizable);
-          Value first = k.mul(i, W);
-          k.forLoop(lane, S, lanes, [&](Value c) {
-            Value col = k.mul(c, k.i64(kVectorBytes));
-            // The byte path for a group with a row not 16-byte aligned
-            // (rare: laid out of line). The common case, every row of the
-            // group aligned: the request's entries kEntryGroup at a time,
-            // each in every buffer of the group, all loads before any store
-            // (one memory round trip per group of entries, not per entry).
-            k.ifCold(k.bitNot(allVector), [&] {
-              // Entry by entry, buffer by buffer.
-              k.forLoop(zero, W, one, [&](Value j) {
-                Value t = tgtAt(k.add(first, j)), s = srcAt(k.add(first, j));
-                k.ifThen(k.cmp(P::ne, t, s), [&] {
-                  for (auto [base, rowBytes, vectorizable] : rowsOf)
-                    k.ifThen(k.cmp(P::slt, col, rowBytes), [&] {
-                      Value v = loadSlice(base, rowBytes, vectorizable, s, col);
-                      storeSlice(base, rowBytes, vectorizable, t, col, v);
-                    });
+  // Tasks of `group` buffers, `kBufferGroup` (the grid's unit) or wider.
+  auto moveInGroups = [&](int64_t width) {
+    Value G = k.i64(width);
+    Value groups = arith::DivUIOp::create(b, k.add(B, k.i64(width - 1)), G);
+    Value tasks = k.mul(bs, groups);
+    k.ifThen(k.cmp(P::slt, sub, perBlock), [&] {
+      k.forLoop(
+          k.add(k.mul(bid, perBlock), sub), tasks, k.mul(nblocks, perBlock),
+          [&](Value task) {
+            // The runtime bounds bs * buffers below 2^31.
+            Value i = div32(task, groups);
+            Value group = rem32(task, groups);
+            SmallVector<std::tuple<Value, Value, Value>> rowsOf;
+            SmallVector<Value> present;
+            for (int64_t q = 0; q < width; ++q) {
+              Value buf = k.add(k.mul(group, G), k.i64(q));
+              Value in = k.cmp(P::slt, buf, B);
+              // Absent buffers read as zero-byte rows at address 0.
+              SmallVector<Value> row = k.ifValues(
+                  in, {k.globalPtrType(), i64, b.getI1Type()},
+                  [&]() -> SmallVector<Value> {
+                    auto [base, rowBytes, vectorizable] = bufferRow(buf);
+                    return {base, rowBytes, vectorizable};
+                  },
+                  [&]() -> SmallVector<Value> {
+                    return {LLVM::ZeroOp::create(b, k.globalPtrType()), zero,
+                            k.i1(true)};
+                  });
+              rowsOf.push_back({row[0], row[1], row[2]});
+            }
+            Value allVector = k.i1(true);
+            for (auto [base, rowBytes, vectorizable] : rowsOf)
+              allVector = k.bitAnd(allVector, vectorizable);
+            Value first = k.mul(i, W);
+            k.forLoop(lane, S, lanes, [&](Value c) {
+              Value col = k.mul(c, k.i64(kVectorBytes));
+              // The byte path for a group with a row not 16-byte aligned
+              // (rare: laid out of line). The common case, every row of the
+              // group aligned: the request's entries kEntryGroup at a time,
+              // each in every buffer of the group, all loads before any store
+              // (one memory round trip per group of entries, not per entry).
+              k.ifCold(k.bitNot(allVector), [&] {
+                // Entry by entry, buffer by buffer.
+                k.forLoop(zero, W, one, [&](Value j) {
+                  Value t = tgtAt(k.add(first, j)), s = srcAt(k.add(first, j));
+                  k.ifThen(k.cmp(P::ne, t, s), [&] {
+                    for (auto [base, rowBytes, vectorizable] : rowsOf)
+                      k.ifThen(k.cmp(P::slt, col, rowBytes), [&] {
+                        Value v =
+                            loadSlice(base, rowBytes, vectorizable, s, col);
+                        storeSlice(base, rowBytes, vectorizable, t, col, v);
+                      });
+                  });
                 });
               });
-            });
-            k.ifThen(allVector, [&] {
-              k.forLoop(zero, W, k.i64(kEntryGroup), [&](Value g) {
-                SmallVector<Value> tg, mv, data;
-                for (int64_t q = 0; q < kEntryGroup; ++q) {
-                  Value j = k.add(g, k.i64(q));
-                  SmallVector<Value> ts = k.ifValues(
-                      k.cmp(P::slt, j, W), {i64, i64},
-                      [&]() -> SmallVector<Value> {
-                        return {tgtAt(k.add(first, j)), srcAt(k.add(first, j))};
-                      },
-                      [&]() -> SmallVector<Value> {
-                        return {minusOne, minusOne};
-                      });
-                  tg.push_back(ts[0]);
-                  mv.push_back(k.cmp(P::ne, ts[0], ts[1]));
-                  for (auto [base, rowBytes, vectorizable] : rowsOf) {
-                    Value here =
-                        k.bitAnd(mv.back(), k.cmp(P::slt, col, rowBytes));
-                    Value at =
-                        k.gep(base, i8, k.add(k.mul(ts[1], rowBytes), col));
-                    data.push_back(k.ifValue(
-                        here, vec,
-                        [&]() -> Value {
-                          return k.load(vec, at, kVectorBytes);
+              k.ifThen(allVector, [&] {
+                k.forLoop(zero, W, k.i64(kEntryGroup), [&](Value g) {
+                  SmallVector<Value> tg, mv, data;
+                  for (int64_t q = 0; q < kEntryGroup; ++q) {
+                    Value j = k.add(g, k.i64(q));
+                    SmallVector<Value> ts = k.ifValues(
+                        k.cmp(P::slt, j, W), {i64, i64},
+                        [&]() -> SmallVector<Value> {
+                          return {tgtAt(k.add(first, j)),
+                                  srcAt(k.add(first, j))};
                         },
-                        [&]() -> Value { return zeroVec(); }));
+                        [&]() -> SmallVector<Value> {
+                          return {minusOne, minusOne};
+                        });
+                    tg.push_back(ts[0]);
+                    mv.push_back(k.cmp(P::ne, ts[0], ts[1]));
+                    for (auto [base, rowBytes, vectorizable] : rowsOf) {
+                      Value here =
+                          k.bitAnd(mv.back(), k.cmp(P::slt, col, rowBytes));
+                      Value at =
+                          k.gep(base, i8, k.add(k.mul(ts[1], rowBytes), col));
+                      data.push_back(k.ifValue(
+                          here, vec,
+                          [&]() -> Value {
+                            return k.load(vec, at, kVectorBytes);
+                          },
+                          [&]() -> Value { return zeroVec(); }));
+                    }
                   }
-                }
-                for (int64_t q = 0; q < kEntryGroup; ++q)
-                  for (auto [r, row] : llvm::enumerate(rowsOf)) {
-                    auto [base, rowBytes, vectorizable] = row;
-                    Value here = k.bitAnd(mv[q], k.cmp(P::slt, col, rowBytes));
-                    k.ifThen(here, [&] {
-                      k.store(
-                          data[q * rowsOf.size() + r],
-                          k.gep(base, i8, k.add(k.mul(tg[q], rowBytes), col)),
-                          kVectorBytes);
-                    });
-                  }
+                  for (int64_t q = 0; q < kEntryGroup; ++q)
+                    for (auto [r, row] : llvm::enumerate(rowsOf)) {
+                      auto [base, rowBytes, vectorizable] = row;
+                      Value here =
+                          k.bitAnd(mv[q], k.cmp(P::slt, col, rowBytes));
+                      k.ifThen(here, [&] {
+                        k.store(
+                            data[q * rowsOf.size() + r],
+                            k.gep(base, i8, k.add(k.mul(tg[q], rowBytes), col)),
+                            kVectorBytes);
+                      });
+                    }
+                });
               });
             });
           });
-        });
-  });
+    });
+  };
+  // The grid has a thread per task of kBufferGroup buffers, as many as fit
+  // at once. When they do not all fit (the threads loop over tasks anyway),
+  // tasks of kWideBufferGroup buffers keep more loads in flight per thread
+  // and halve the rounds; when they do, the narrow tasks spread the bytes
+  // over every block of the grid.
+  Value narrowThreads = k.mul(
+      k.mul(bs, arith::DivUIOp::create(b, k.add(B, k.i64(kBufferGroup - 1)),
+                                       k.i64(kBufferGroup))),
+      lanes);
+  Value wide = k.cmp(P::sgt, narrowThreads, k.mul(nblocks, tT));
+  k.ifThenElse(
+      wide, [&] { moveInGroups(kWideBufferGroup); },
+      [&] { moveInGroups(kBufferGroup); });
 }
 
 void FusedKernel::moveStaged() {

@@ -26,7 +26,10 @@ inline constexpr int64_t kVectorBytes = 16;
 inline constexpr int64_t kStageSlots = 4;
 /// Buffers, and entries of one request, whose slices a thread loads before
 /// it stores them (kBufferGroup * kEntryGroup 16-byte loads in flight).
-inline constexpr int64_t kBufferGroup = 4;
+inline constexpr int64_t kBufferGroup = 2;
+/// Buffers of a task when the grid cannot hold a thread per task of
+/// kBufferGroup (FusedKernel::movePerRequest).
+inline constexpr int64_t kWideBufferGroup = 4;
 inline constexpr int64_t kEntryGroup = 4;
 /// Launch bound the manifest states (blocks per SM the grid may fill).
 inline constexpr int64_t kBlocksPerSM = 2;
