@@ -71,10 +71,11 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       a hash table of i32 keys in shared memory; larger batches, and any it
       finds unsafe (whose depth plan needs it), with the workspace's table.
       A batch that moves nothing skips the hazard check. Move: a safe batch
-      runs one thread per (request, four buffers, 16-byte slice); otherwise
-      every
-      moving entry's 16 bytes are staged in registers per (buffer, column)
-      block, in depth order for large batches. The status record is written
+      runs one thread per (request, two buffers, 16-byte slice), or per
+      (request, four buffers, slice) when the grid cannot hold a thread per
+      two-buffer task; otherwise every moving entry's 16 bytes are staged in
+      registers per (buffer, column) block, in depth order for large
+      batches. The status record is written
       whole by one block; with a `report` operand, that block also updates
       the report on a violation (volatile system-scope stores between
       fences: the runtime maps it in host memory) and traps when its `trap`

@@ -16,13 +16,14 @@
 //     shared memory up to 2 C entries) and plans there while the others
 //     wait for its verdict. That block waits for nobody, so this cannot
 //     deadlock whatever the residency.
-//  B. Move. Safe batch: one thread per (request, four buffers, 16-byte
-//     slice) moves the request's entries in order, four at a time in all
-//     four buffers (loads, then stores). Otherwise the block that owns a
-//     (buffer, 16-byte column) stages every moving entry's 16 bytes in
-//     registers, waits at a barrier and writes; large batches stage in
-//     depth order (MovePlan), chunk by chunk, then copy the entries nobody
-//     else writes directly.
+//  B. Move. Safe batch: one thread per (request, two buffers, 16-byte
+//     slice), or four buffers when the grid cannot hold a thread per
+//     two-buffer task, moves the request's entries in order, four at a
+//     time in all the task's buffers (loads, then stores). Otherwise the
+//     block that owns a (buffer, 16-byte column) stages every moving
+//     entry's 16 bytes in registers, waits at a barrier and writes; large
+//     batches stage in depth order (MovePlan), chunk by chunk, then copy
+//     the entries nobody else writes directly.
 //
 // Nothing follows the move: a large launch leaves the workspace ready for
 // the next one as it goes (the epochs of KVCacheFusedControl), so no block
