@@ -405,6 +405,20 @@ def test_large_plan_in_shared_memory(bs):
     assert st[0] == 0 and st[5] == int((t != s).sum()) > 0 and st[6] == 1, st
 
 
+# Large batches fill the grid, so their move tasks cover four buffers:
+# rows of one slice to many (a thread per slice down to a block per row),
+# unaligned rows (the byte path), buffer counts that leave a task's group
+# short, and wide requests.
+@pytest.mark.parametrize("row,w,layers", [
+    (16, 4, 3), (12, 4, 2), (33, 5, 1), (256, 4, 5), (8192, 4, 1), (64, 11, 2), (64, 50, 2)])
+def test_large_batch_wide_tasks(row, w, layers):
+    args, bufs = make_case(400, w, tree=True, layers=layers, k_row=row,
+                           v_row=max(row // 2, 1), seed=row + w)
+    t, s = run_and_compare(args, bufs)
+    st = specc.last_status()
+    assert st[0] == 0 and st[5] == int((t != s).sum()) > 0 and st[6] == 1, st
+
+
 # Past 1024 entries every block validates chunks of 256 requests into the
 # workspace and the block that validates the last chunk plans: the status
 # must sum every chunk and name the lowest bad request, whichever block saw
