@@ -405,12 +405,12 @@ def test_large_plan_in_shared_memory(bs):
     assert st[0] == 0 and st[5] == int((t != s).sum()) > 0 and st[6] == 1, st
 
 
-# Large batches fill the grid, so their move tasks cover four buffers:
-# rows of one slice to many (a thread per slice down to a block per row),
-# unaligned rows (the byte path), buffer counts that leave a task's group
-# short, and wide requests.
+# When bs x ceil(buffers / 2) x row slices exceeds the grid's threads, a
+# move task covers four buffers (each case here does): rows of 16 to 512
+# slices (a block per row at 8 KiB), unaligned rows (the byte path), buffer
+# counts that leave the last group short, and wide requests.
 @pytest.mark.parametrize("row,w,layers", [
-    (16, 4, 3), (12, 4, 2), (33, 5, 1), (256, 4, 5), (8192, 4, 1), (64, 11, 2), (64, 50, 2)])
+    (2048, 4, 3), (2047, 4, 3), (8192, 4, 1), (1040, 5, 5), (256, 4, 40), (2048, 50, 3)])
 def test_large_batch_wide_tasks(row, w, layers):
     args, bufs = make_case(400, w, tree=True, layers=layers, k_row=row,
                            v_row=max(row // 2, 1), seed=row + w)
