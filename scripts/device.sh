@@ -90,6 +90,10 @@ def run(args, bufs, skip=(), check=True):
 for bs, tree in ((96, False), (96, True), (300, True), (600, False), (600, True)):
     args, bufs = make_case(bs, 5, tree=tree, layers=2, k_row=160, v_row=20, seed=1)
     run(args, bufs)
+# A batch that fills the grid (bs x ceil(buffers / 2) x row slices above its
+# threads): move tasks of four buffers, the last group short.
+args, bufs = make_case(400, 4, tree=True, layers=3, k_row=2048, seed=3)
+run(args, bufs)
 # MLA-like rows, a 64-draft tree.
 args, bufs = make_case(40, 9, tree=True, num_draft=64, layers=3, k_row=576, mla=True, seed=2)
 run(args, bufs)
