@@ -55,6 +55,20 @@
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<3>, i32
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.store volatile %{{.*}}, %{{.*}} atomic syncscope("device") release {alignment = 8 : i64} : i64, !llvm.ptr<1>
+// The per-request move: tasks of two buffers (the grid's unit), or of four
+// when bs x ceil(buffers / 2) x lanes exceeds the grid's threads (block 256).
+// CHECK: %[[NB:.*]] = arith.muli %[[BS]], %{{.*}} : i64
+// CHECK-NEXT: %[[NARROW:.*]] = arith.muli %[[NB]], %{{.*}} : i64
+// CHECK-NEXT: %[[GRIDT:.*]] = arith.muli %{{.*}}, %c256_i64 : i64
+// CHECK-NEXT: %[[WIDE:.*]] = arith.cmpi sgt, %[[NARROW]], %[[GRIDT]] : i64
+// CHECK-NEXT: scf.if %[[WIDE]] {
+// CHECK-NEXT: %[[C4:.*]] = arith.constant 4 : i64
+// CHECK-NEXT: %[[C3:.*]] = arith.constant 3 : i64
+// CHECK-NEXT: %[[B3:.*]] = arith.addi %{{.*}}, %[[C3]] : i64
+// CHECK-NEXT: arith.divui %[[B3]], %[[C4]] : i64
+// In the else branch, the value of the same name is rounded up by two.
+// CHECK: %[[B3]] = arith.addi %{{.*}}, %c1_i64{{.*}} : i64
+// CHECK-NEXT: arith.divui %[[B3]], %c2_i64{{.*}} : i64
 // Nothing after the move: no count-out of the blocks.
 // CHECK-NOT: llvm.atomicrmw
 // CHECK: gpu.return
