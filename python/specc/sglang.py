@@ -557,7 +557,8 @@ def install(*, targets: Optional[str] = None, import_known: bool = True) -> Inst
     in every module that holds it: ``spec_utils`` (which defines it), the
     modules known to import it by name (``KNOWN_MODULES``, imported first when
     ``import_known``), and any other loaded module holding it. Modules imported
-    later take the replacement from ``spec_utils``.
+    later, and imports inside functions (sglang 0.5.23's pipeline-parallel
+    scheduler has one), take the replacement from ``spec_utils``.
 
     ``targets=None`` reads the target source from the original function's code
     (``window`` in sglang 0.5.23, ``req_to_token`` earlier); pass it to
