@@ -573,6 +573,27 @@ def test_install_patches_every_holder_detects_the_form_and_uninstalls(
     assert ssg.install().modules[0] == "sglang.srt.speculative.spec_utils"
 
 
+def test_an_import_inside_a_function_gets_the_replacement(stub_sglang):
+    """As sglang 0.5.23's pipeline-parallel scheduler mixin does: the name is
+    imported inside the method that calls it, so the module holds nothing
+    to patch and each call takes whatever spec_utils holds then."""
+    spec = stub_sglang("window")
+    (spec / "pp_mixin.py").write_text(
+        "def resolve():\n"
+        "    from sglang.srt.speculative.spec_utils import (\n"
+        "        move_accept_tokens_to_target_kvcache,\n"
+        "    )\n"
+        "    return move_accept_tokens_to_target_kvcache\n")
+    mixin = importlib.import_module("sglang.srt.speculative.pp_mixin")  # before install
+    original = mixin.resolve()
+    report = ssg.install()
+    assert "sglang.srt.speculative.pp_mixin" not in report.modules
+    got = mixin.resolve()
+    assert got is not original and got._specc_original is original
+    ssg.uninstall()
+    assert mixin.resolve() is original
+
+
 def test_install_imports_the_known_modules(stub_sglang):
     stub_sglang("window")
     assert "sglang.srt.speculative.ngram_worker" not in sys.modules
