@@ -93,10 +93,14 @@ void FusedKernel::movePerRequest() {
   Value perBlock = div32(tT, lanes);
   Value sub = div32(tid, lanes);
   Value lane = rem32(tid, lanes);
-  // Tasks of `group` buffers, `kBufferGroup` (the grid's unit) or wider.
+  // Groups of `width` buffers, the last one possibly short.
+  auto groupsOf = [&](int64_t width) -> Value {
+    return arith::DivUIOp::create(b, k.add(B, k.i64(width - 1)), k.i64(width));
+  };
+  // Tasks of `width` buffers: kBufferGroup (the grid's unit) or wider.
   auto moveInGroups = [&](int64_t width) {
     Value G = k.i64(width);
-    Value groups = arith::DivUIOp::create(b, k.add(B, k.i64(width - 1)), G);
+    Value groups = groupsOf(width);
     Value tasks = k.mul(bs, groups);
     k.ifThen(k.cmp(P::slt, sub, perBlock), [&] {
       k.forLoop(
@@ -106,7 +110,6 @@ void FusedKernel::movePerRequest() {
             Value i = div32(task, groups);
             Value group = rem32(task, groups);
             SmallVector<std::tuple<Value, Value, Value>> rowsOf;
-            SmallVector<Value> present;
             for (int64_t q = 0; q < width; ++q) {
               Value buf = k.add(k.mul(group, G), k.i64(q));
               Value in = k.cmp(P::slt, buf, B);
@@ -200,10 +203,7 @@ void FusedKernel::movePerRequest() {
   // tasks of kWideBufferGroup buffers keep more loads in flight per thread
   // and halve the rounds; when they do, the narrow tasks spread the bytes
   // over every block of the grid.
-  Value narrowThreads = k.mul(
-      k.mul(bs, arith::DivUIOp::create(b, k.add(B, k.i64(kBufferGroup - 1)),
-                                       k.i64(kBufferGroup))),
-      lanes);
+  Value narrowThreads = k.mul(k.mul(bs, groupsOf(kBufferGroup)), lanes);
   Value wide = k.cmp(P::sgt, narrowThreads, k.mul(nblocks, tT));
   k.ifThenElse(
       wide, [&] { moveInGroups(kWideBufferGroup); },

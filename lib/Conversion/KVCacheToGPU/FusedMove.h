@@ -134,8 +134,9 @@ struct FusedKernel {
     return k.select(k.cmp(P::eq, f, k.i32(INT32_MAX)), k.i64(INT64_MAX),
                     k.toI64(f));
   }
-  Value ctrl(int64_t f) { return k.gep(p["workspace"], i64, k.i64(f)); }
-  Value total(int64_t f) { return k.gep(p["workspace"], i64, k.i64(f)); }
+  /// An i64 word of the workspace's first 64 bytes: a control word
+  /// (KVCacheFusedControl) or a total (KVCacheFusedTotal).
+  Value word(int64_t f) { return k.gep(p["workspace"], i64, k.i64(f)); }
   Value globalAtomic(LLVM::AtomicBinOp bin, Value at, Value v) {
     return LLVM::AtomicRMWOp::create(b, bin, at, v,
                                      LLVM::AtomicOrdering::monotonic, "device");
@@ -158,10 +159,9 @@ struct FusedKernel {
   /// and its progress to PROGRESS. The block whose addition completes the
   /// chunk count plans (PLANNER = 0), with the totals in its shared values
   /// (and zeroes them for the next launch); the others wait for its
-  /// verdict. A block
-  /// waits only for the planner, which is running and waits for nobody
-  /// (every chunk was validated by a block that had claimed it, without
-  /// waiting): no residency assumption can deadlock.
+  /// verdict. A block waits only for the planner, which is running and
+  /// waits for nobody (every chunk was validated by a block that had
+  /// claimed it, without waiting): no residency assumption can deadlock.
   void validateChunks();
 
   /// Blocks of a launch past the local capacity other than the planner:

@@ -31,8 +31,8 @@ void FusedKernel::validateChunks() {
   Value lastTicket = k.add(chunks, k.sub(nblocks, one));
   // A ticket (the low half of CLAIM); the first claim also keeps the epoch.
   auto claim = [&](bool first) {
-    Value got = globalAtomic(LLVM::AtomicBinOp::add, ctrl(KVCACHE_CTRL_CLAIM),
-                             one);
+    Value got =
+        globalAtomic(LLVM::AtomicBinOp::add, word(KVCACHE_CTRL_CLAIM), one);
     Value ticket = k.bitAnd(got, low);
     Value epoch = k.sub(got, ticket);
     if (first)
@@ -40,7 +40,7 @@ void FusedKernel::validateChunks() {
     k.ifThen(k.cmp(P::eq, ticket, lastTicket), [&] {
       Value next = arith::ShLIOp::create(
           b, k.add(arith::ShRUIOp::create(b, got, k.i64(32)), one), k.i64(32));
-      LLVM::StoreOp::create(b, next, ctrl(KVCACHE_CTRL_CLAIM), 8,
+      LLVM::StoreOp::create(b, next, word(KVCACHE_CTRL_CLAIM), 8,
                             /*isVolatile=*/false, false, false,
                             LLVM::AtomicOrdering::monotonic, "device");
     });
@@ -74,13 +74,13 @@ void FusedKernel::validateChunks() {
         k.cmp(P::sgt, mine, zero), b.getI1Type(),
         [&]() -> Value {
           k.ifThen(anyMoved, [&] {
-            globalAtomic(LLVM::AtomicBinOp::add, total(KVCACHE_TOTAL_MOVED),
+            globalAtomic(LLVM::AtomicBinOp::add, word(KVCACHE_TOTAL_MOVED),
                          moved);
           });
           k.ifThen(anySkipped, [&] {
-            globalAtomic(LLVM::AtomicBinOp::add, total(KVCACHE_TOTAL_SKIPPED),
+            globalAtomic(LLVM::AtomicBinOp::add, word(KVCACHE_TOTAL_SKIPPED),
                          skipped);
-            globalAtomic(LLVM::AtomicBinOp::max, total(KVCACHE_TOTAL_FIRST_BAD),
+            globalAtomic(LLVM::AtomicBinOp::max, word(KVCACHE_TOTAL_FIRST_BAD),
                          k.sub(k.i64(INT64_MAX), first));
           });
           Value progress = k.add(
@@ -90,7 +90,7 @@ void FusedKernel::validateChunks() {
           LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
           Value after =
               k.add(globalAtomic(LLVM::AtomicBinOp::add,
-                                 total(KVCACHE_TOTAL_PROGRESS), progress),
+                                 word(KVCACHE_TOTAL_PROGRESS), progress),
                     progress);
           Value isLast =
               k.cmp(P::eq, k.bitAnd(after, k.i64(0xffffffff)), chunks);
@@ -99,7 +99,7 @@ void FusedKernel::validateChunks() {
           // them and leaves them zero for the next launch.
           k.ifThen(isLast, [&] {
             LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
-            LLVM::StoreOp::create(b, zero, total(KVCACHE_TOTAL_PROGRESS), 8,
+            LLVM::StoreOp::create(b, zero, word(KVCACHE_TOTAL_PROGRESS), 8,
                                   /*isVolatile=*/false, false, false,
                                   LLVM::AtomicOrdering::monotonic, "device");
             // The totals, read only if some block moved or skipped
@@ -108,7 +108,7 @@ void FusedKernel::validateChunks() {
                 k.cmp(P::ne, arith::ShRUIOp::create(b, after, k.i64(32)), zero);
             k.ifThen(others, [&] {
               auto take = [&](int64_t t) {
-                return globalAtomic(LLVM::AtomicBinOp::xchg, total(t), zero);
+                return globalAtomic(LLVM::AtomicBinOp::xchg, word(t), zero);
               };
               Value m = take(KVCACHE_TOTAL_MOVED);
               Value sk = take(KVCACHE_TOTAL_SKIPPED);
@@ -138,7 +138,7 @@ void FusedKernel::waitVerdict() {
     Value epoch = k.load(i64, val(EPOCH), 8);
     Value v = k.whileLoop(k.i32(0), [&](Value) -> std::pair<Value, Value> {
       Value got =
-          LLVM::LoadOp::create(b, i64, ctrl(KVCACHE_CTRL_FLAG), /*alignment=*/8,
+          LLVM::LoadOp::create(b, i64, word(KVCACHE_CTRL_FLAG), /*alignment=*/8,
                                /*isVolatile=*/true, false, false, false,
                                LLVM::AtomicOrdering::monotonic, "device");
       Value verdict = k.toI32(got);
@@ -168,8 +168,8 @@ void FusedKernel::lookUpSources(MovePlan &table) {
       // called subroutine.
       Value other = k.cmp(P::ne, arith::DivUIOp::create(b, k.toI32(w), W32),
                           arith::DivUIOp::create(b, k.toI32(e), W32));
-      Value hazard = k.bitAnd(k.cmp(P::sge, w, zero),
-                              k.bitOr(other, k.cmp(P::slt, w, e)));
+      Value hazard =
+          k.bitAnd(k.cmp(P::sge, w, zero), k.bitOr(other, k.cmp(P::slt, w, e)));
       k.ifThen(hazard, [&] { k.store(k.i32(1), flag(UNSAFE), 4); });
     });
   });
@@ -212,8 +212,8 @@ void FusedKernel::plan() {
   // after the lists.
   k.ifThen(k.bitAnd(anyMoves, local), [&] {
     MovePlan table(k, k.gep(arena, i8, k.i64(16 * C)),
-                   k.gep(arena, i8, k.i64(32 * C)), llvm::Log2_64(2 * C), n,
-                   T, name + "_local", i64);
+                   k.gep(arena, i8, k.i64(32 * C)), llvm::Log2_64(2 * C), n, T,
+                   name + "_local", i64);
     crossCheck(table);
   });
   // A large batch: its lists are in the workspace. Up to 2 C entries whose
@@ -233,11 +233,10 @@ void FusedKernel::plan() {
       Value line = k.select(inSources, k.sub(l, lines), l);
       Value at = k.gep(list, i8, k.mul(line, k.i64(kLineBytes)));
       // Inline PTX: LLVM 22's NVPTX backend selects no prefetch intrinsic.
-      LLVM::InlineAsmOp::create(b, TypeRange{}, ValueRange{at},
-                                "prefetch.L1 [$0];", "l",
-                                /*has_side_effects=*/true,
-                                /*is_align_stack=*/false,
-                                LLVM::TailCallKind::None, nullptr, nullptr);
+      LLVM::InlineAsmOp::create(
+          b, TypeRange{}, ValueRange{at}, "prefetch.L1 [$0];", "l",
+          /*has_side_effects=*/true,
+          /*is_align_stack=*/false, LLVM::TailCallKind::None, nullptr, nullptr);
     });
     Value fast = k.bitAnd(k.cmp(P::sle, n, k.i64(2 * C)),
                           k.cmp(P::sle, minSlots, k.i64(INT32_MAX)));
@@ -309,7 +308,7 @@ void FusedKernel::plan() {
       LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
       Value published = k.bitOr(k.load(i64, val(EPOCH), 8),
                                 arith::ExtUIOp::create(b, i64, verdict));
-      LLVM::StoreOp::create(b, published, ctrl(KVCACHE_CTRL_FLAG), 8,
+      LLVM::StoreOp::create(b, published, word(KVCACHE_CTRL_FLAG), 8,
                             /*isVolatile=*/true, false, false,
                             LLVM::AtomicOrdering::release, "device");
     });

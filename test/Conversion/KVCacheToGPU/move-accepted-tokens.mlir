@@ -62,10 +62,10 @@
 // CHECK-NEXT: %[[GRIDT:.*]] = arith.muli %{{.*}}, %c256_i64 : i64
 // CHECK-NEXT: %[[WIDE:.*]] = arith.cmpi sgt, %[[NARROW]], %[[GRIDT]] : i64
 // CHECK-NEXT: scf.if %[[WIDE]] {
-// CHECK-NEXT: %[[C4:.*]] = arith.constant 4 : i64
-// CHECK-NEXT: %[[C3:.*]] = arith.constant 3 : i64
+// CHECK-NEXT: arith.constant 4 : i64
+// CHECK: %[[C3:.*]] = arith.constant 3 : i64
 // CHECK-NEXT: %[[B3:.*]] = arith.addi %{{.*}}, %[[C3]] : i64
-// CHECK-NEXT: arith.divui %[[B3]], %[[C4]] : i64
+// CHECK-NEXT: arith.divui %[[B3]], %c4_i64{{.*}} : i64
 // In the else branch, the value of the same name is rounded up by two.
 // CHECK: %[[B3]] = arith.addi %{{.*}}, %c1_i64{{.*}} : i64
 // CHECK-NEXT: arith.divui %[[B3]], %c2_i64{{.*}} : i64
