@@ -56,8 +56,8 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       With `disjoint`, the copy kernel alone runs, reading every entry.
     * `kvcache.move_accepted_tokens` -> `@F` (the function's own name: the
       entry point, launched once per call; `block` = `copy-block-size`,
-      grid by the work `bs x buffer groups x row vectors`, clamped to the blocks
-      that fit at once). Plan: each request is validated on its own (a bad
+      grid by the work `bs x ceil(buffers / 2) x row vectors`, clamped to
+      the blocks that fit at once). Plan: each request is validated on its own (a bad
       one is skipped) and writes its (target, source) pairs; a verdict says
       whether every hazard stays inside its request. Batches of at most
       `4 x block` entries are planned by every block in shared memory;
