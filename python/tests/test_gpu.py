@@ -373,6 +373,69 @@ def test_crossed_sources(bs, upto):
     assert specc.last_status()[6] == 2  # the staged path
 
 
+def _path_by_rule(args, tgt, src):
+    """The path the kernel must take (status field 6), by the rule in
+    docs/semantics.md: nothing moves -> 0; a moving target written twice, or
+    a moving entry reading a row that another request's entry or an earlier
+    entry of its own request writes -> 2 (staged); else 1 (per request)."""
+    acc = (args["num_correct_drafts"].long().cpu() + 1).tolist()
+    req = [i for i, a in enumerate(acc) for _ in range(a)]
+    moving = [e for e in range(len(tgt)) if int(tgt[e]) != int(src[e])]
+    if not moving:
+        return 0
+    writer = {}
+    for e in moving:
+        if int(tgt[e]) in writer:
+            return 2
+        writer[int(tgt[e])] = e
+    for e in moving:
+        w = writer.get(int(src[e]))
+        if w is not None and (req[w] != req[e] or w < e):
+            return 2
+    return 1
+
+
+# Up to 32 entries a local batch's hazards are found by a scan of the
+# entries, past that by the shared-memory table (bs 9 at W = 4): crossed
+# sources in all or half of the requests, and plain trees; every verdict
+# follows the rule, every move is exact.
+@pytest.mark.parametrize("bs", [1, 2, 3, 8, 9])
+@pytest.mark.parametrize("crossed", ["all", "half", "none"])
+def test_small_batch_hazards(bs, crossed):
+    for seed in range(4):
+        if crossed == "none":
+            args, bufs = make_case(bs, 4, tree=True, seed=300 + seed)
+        else:
+            upto = None if crossed == "all" else max(1, bs // 2)
+            args, bufs = _crossed(bs, 4, seed=200 + 10 * bs + seed, upto=upto)
+        tgt, src = run_and_compare(args, bufs)
+        st = specc.last_status()
+        assert st[0] == 0 and st[6] == _path_by_rule(args, tgt, src), (seed, st)
+
+
+# One request, in entry order: entry 2 reads the row entry 3 writes (read
+# before written: the per-request move), or entry 3 reads the row entry 1
+# writes (written before read: staged).
+@pytest.mark.parametrize("later", [True, False])
+def test_one_request_order(later):
+    args, bufs = make_case(1, 4, tree=False, seed=41)
+    args["num_correct_drafts"][0] = 3
+    args["accept_index"][0] = torch.arange(4, dtype=args["accept_index"].dtype)
+    rt = args["req_to_token"]
+    row, s0 = int(args["req_pool_indices"][0]), int(args["seq_lens"][0])
+    used = set(rt.flatten().tolist())
+    spare = [x for x in range(1, bufs[0].shape[0]) if x not in used][:2]
+    ocl = args["out_cache_loc"]
+    ocl[1], ocl[3] = spare[0], spare[1]
+    if later:
+        ocl[2] = rt[row, s0 + 3]
+    else:
+        ocl[3] = rt[row, s0 + 1]
+    tgt, src = run_and_compare(args, bufs)
+    st = specc.last_status()
+    assert st[0] == 0 and st[6] == (1 if later else 2) == _path_by_rule(args, tgt, src), st
+
+
 # Past the local capacity, with W > 4 (the per-request move goes four
 # entries at a time): request 10's entry 5 reads the row its entry 1 writes,
 # an order hazard inside one request that another block than the planner
