@@ -1,0 +1,82 @@
+"""Phase times of the fused move kernel, measured inside it, per configuration.
+
+Needs a kernel image built with `variants/phase-stamps.patch` applied (not
+main's kernel): with it, block 0's thread 0 reads `clock64` at the kernel's
+phase barriers and block 0 writes the differences into the status record's
+entry, value and bound fields, which are zero for a valid batch on main.
+This script runs sglang-shaped local batches (bs * W <= 1024) with the L2
+flushed before each call (`--no-flush`: left warm), reads the record after
+each call and prints the median cycles of each phase:
+
+  validate    kernel start to the barrier after validation
+  hazard      the hazard check across requests (skipped when nothing moves)
+  verdict     to the barrier after the plan
+  move        thread 0 has issued its last store
+  drain       a barrier and a device-scope fence after the move
+
+Block 0 of a large batch (bs * W > 1024) may be a waiting block, which
+takes none of the stamps of the plan: those configurations are not run.
+Usage (GPU host, runtime built from the stamped image):
+  SPECC_RUNTIME_LIB=.../libspecc_runtime.so PYTHONPATH=python \\
+      python3 python/benchmarks/phase_stamps.py [--no-flush] [--calls 15]
+"""
+
+import argparse
+import pathlib
+import statistics
+import sys
+
+PHASES = ("validate", "hazard", "verdict", "move", "drain")
+LAYOUTS = {"llama8b": (32, 2048), "llama70b-tp8": (80, 256)}
+
+
+def phases(status):
+    """The five phase times (cycles) packed in a stamped status record."""
+    e, v, b = status[1], status[2], status[3]
+    return (e & 0xFFFFFFFF, e >> 32, v & 0xFFFFFFFF, v >> 32, b)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--no-flush", action="store_true", help="leave the L2 warm")
+    ap.add_argument("--calls", type=int, default=15)
+    ap.add_argument("--bs", type=int, nargs="+", default=[1, 8, 32, 128])
+    ap.add_argument("--layouts", nargs="+", default=list(LAYOUTS), choices=list(LAYOUTS))
+    opts = ap.parse_args()
+    # Imported here, so that `phases` needs neither torch nor a GPU.
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
+    import torch
+
+    import specc
+    from gpu_cases import make_case
+
+    flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
+    print(f"{'case':32s} " + " ".join(f"{p:>8s}" for p in PHASES) + f" {'total':>8s}  (cycles)")
+    for layout in opts.layouts:
+        layers, row = LAYOUTS[layout]
+        for tree in (False, True):
+            for bs in opts.bs:
+                if bs * 4 > 1024:
+                    continue
+                args, bufs = make_case(bs, 4, tree=tree, layers=layers, k_row=row,
+                                       v_row=row, seed=bs)
+                specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs)
+                runs = []
+                for _ in range(opts.calls):
+                    if not opts.no_flush:
+                        flush.zero_()
+                    torch.cuda.synchronize()
+                    specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs)
+                    st = specc.last_status()
+                    if st[0] != 0:
+                        sys.exit(f"{layout} bs={bs}: the batch was refused ({st}); "
+                                 "stamps are only read from valid batches")
+                    runs.append(phases(st))
+                med = [statistics.median(r[i] for r in runs) for i in range(len(PHASES))]
+                name = f"{layout} {'tree' if tree else 'chain'} bs={bs}"
+                print(f"{name:32s} " + " ".join(f"{m:8.0f}" for m in med) + f" {sum(med):8.0f}")
+
+
+if __name__ == "__main__":
+    main()

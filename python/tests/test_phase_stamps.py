@@ -1,0 +1,35 @@
+"""The phase-stamp variant (python/benchmarks/variants/phase-stamps.patch)
+still applies to the fused kernel's lowering, and phase_stamps.py unpacks
+the record as the patch packs it. Needs neither torch nor a GPU."""
+
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python" / "benchmarks"))
+
+import phase_stamps  # noqa: E402
+
+PATCH = ROOT / "python" / "benchmarks" / "variants" / "phase-stamps.patch"
+
+
+def test_patch_applies_to_the_lowering():
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("needs git and a git checkout")
+    r = subprocess.run(["git", "apply", "--check", str(PATCH)], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, "refresh the phase-stamp patch: " + r.stderr
+
+
+def test_patch_packs_what_the_script_unpacks():
+    text = PATCH.read_text()
+    # entry: S1-S0 low, S2-S1 high; value: S3-S2 low, S4-S3 high; bound: S5-S4.
+    assert "pack(d(S0, S1), d(S1, S2))" in text and "KVCACHE_STATUS_ENTRY" in text
+    assert "pack(d(S2, S3), d(S3, S4))" in text and "KVCACHE_STATUS_VALUE" in text
+    assert "d(S4, S5)" in text and "KVCACHE_STATUS_BOUND" in text
+    record = (0, 3300 | (1288 << 32), 378 | (3233 << 32), 838, 0, 3, 1, 0)
+    assert phase_stamps.phases(record) == (3300, 1288, 378, 3233, 838)
