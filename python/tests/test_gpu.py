@@ -395,10 +395,9 @@ def _path_by_rule(args, tgt, src):
     return 1
 
 
-# Up to 32 entries a local batch's hazards are found by a scan of the
-# entries, past that by the shared-memory table (bs 9 at W = 4): crossed
-# sources in all or half of the requests, and plain trees; every verdict
-# follows the rule, every move is exact.
+# Small local batches (4 to 36 entries at W = 4), checked by every block's
+# shared-memory table: crossed sources in all or half of the requests, and
+# plain trees; every verdict follows the rule, every move is exact.
 @pytest.mark.parametrize("bs", [1, 2, 3, 8, 9])
 @pytest.mark.parametrize("crossed", ["all", "half", "none"])
 def test_small_batch_hazards(bs, crossed):
