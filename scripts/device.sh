@@ -85,9 +85,12 @@ def run(args, bufs, skip=(), check=True):
     torch.cuda.synchronize()
     assert all(torch.equal(a, b) for a, b in zip(bufs, want))
     return specc.last_status()
-# bs * W = 480: every block plans alone (up to 1024 entries); 1500 and
-# 3000: one planner block, the others wait.
-for bs, tree in ((96, False), (96, True), (300, True), (600, False), (600, True)):
+# bs 8 and 20 at W = 5 (8 lanes a request): validated a thread per
+# (request, column); bs * W = 480: every block plans alone (up to 1024
+# entries), a thread per request; 1500 and 3000: one planner block, the
+# others wait.
+for bs, tree in ((8, True), (20, False), (96, False), (96, True), (300, True), (600, False),
+                 (600, True)):
     args, bufs = make_case(bs, 5, tree=tree, layers=2, k_row=160, v_row=20, seed=1)
     run(args, bufs)
 # A batch that fills the grid (bs x ceil(buffers / 2) x row slices above its

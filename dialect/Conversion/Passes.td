@@ -60,7 +60,12 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       the blocks that fit at once). Plan: each request is validated on its own (a bad
       one is skipped) and writes its (target, source) pairs; a verdict says
       whether every hazard stays inside its request. Batches of at most
-      `4 x block` entries are planned by every block in shared memory;
+      `4 x block` entries are planned by every block in shared memory: up
+      to `block` lanes (L lanes a request, L the power of two >= W <= 32)
+      with a thread per (request, column) whose request's lanes combine
+      their columns by warp ballots (short straight-line code: a small
+      batch's latency is mostly the fetch of the instructions it runs),
+      larger ones with a thread per request in rounds of `block`;
       larger ones are validated by every block, a chunk of `block` requests
       at a time taken from a counter in the workspace, and checked and
       planned there by the block that validates the last chunk, while the

@@ -633,3 +633,64 @@ def test_two_threads_on_two_streams():
     for (args, bufs), want in zip(cases, wants):
         for got, exp in zip(bufs, want):
             assert torch.equal(got, exp)
+
+
+def _violate(args, kind, i, slots):
+    """Request i of a make_case batch made bad in one way; the status code
+    the kernel reports for it."""
+    a = {k: v.clone() for k, v in args.items()}
+    kept = int((a["accept_index"][i] != -1).sum())
+    if kind == "pool":
+        a["req_pool_indices"][i] = a["req_to_token"].shape[0] + 5
+        return a, 1
+    if kind == "drafts":
+        a["num_correct_drafts"][i] = -1
+        return a, 2
+    if kind == "seq":
+        a["seq_lens"][i] = a["req_to_token"].shape[1]
+        return a, 3
+    if kind == "index":
+        a["accept_index"][i, 0] = a["out_cache_loc"].numel() + 3
+        return a, 4
+    if kind == "count":
+        a["num_correct_drafts"][i] = kept  # one more than the kept columns allow
+        return a, 5
+    assert kind == "slot"
+    a["out_cache_loc"][int(a["accept_index"][i, 0])] = slots + 7
+    return a, 7
+
+
+@pytest.mark.parametrize("w", [1, 3, 5, 32, 33])
+@pytest.mark.parametrize("kind", ["pool", "drafts", "seq", "index", "count", "slot"])
+def test_small_batch_violations(w, kind):
+    """Batches of at most 256 request lanes (a power of two >= W lanes a
+    request, W <= 32) are validated a thread per (request, column); W = 33
+    takes the per-request rounds. Either way: the bad request is skipped and
+    reported with its code, the others move exactly."""
+    bs = 6
+    args, bufs = make_case(bs, w, tree=True, seed=w * 7 + len(kind))
+    bad, code = _violate(args, kind, 2, bufs[0].shape[0])
+    want, _, _ = reference(bad, bufs, skip={2})
+    specc.move_accept_tokens_to_target_kvcache(**bad, kv_buffers=bufs)
+    torch.cuda.synchronize()
+    st = specc.last_status()
+    assert st[0] == code and st[4] == 1, st
+    for got, exp in zip(bufs, want):
+        assert torch.equal(got, exp)
+    with pytest.raises(specc.InputError):
+        specc.check()
+
+
+@pytest.mark.parametrize("bs,w", [(1, 1), (7, 3), (64, 4), (65, 4), (32, 8), (8, 32)])
+def test_small_batch_window_targets(bs, w):
+    """Window targets on both sides of the small-batch bound (64 requests at
+    W = 4): exact, nothing skipped."""
+    args, bufs = make_case(bs, w, tree=True, seed=bs * 3 + w)
+    want, _, _ = reference(args, bufs, targets="window")
+    specc.move_accept_tokens_to_target_kvcache(
+        None, None, None, args["num_correct_drafts"], args["accept_index"],
+        args["out_cache_loc"], bufs, targets="window", check=True)
+    torch.cuda.synchronize()
+    assert specc.last_status()[4] == 0
+    for got, exp in zip(bufs, want):
+        assert torch.equal(got, exp)

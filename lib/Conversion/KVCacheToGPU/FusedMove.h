@@ -124,6 +124,11 @@ struct FusedKernel {
         [&]() -> Value { return zero; });
   }
   Value generic(Value v) { return LLVM::AddrSpaceCastOp::create(b, ptr, v); }
+  /// x / y for operands below 2^31, as i64 (a 64-bit division is a called
+  /// subroutine).
+  Value div32(Value x, Value y) {
+    return k.toI64(arith::DivUIOp::create(b, k.toI32(x), k.toI32(y)));
+  }
   Value val(int64_t f) { return k.gep(vals, i64, k.i64(f)); }
   Value flag(int64_t f) { return k.gep(flags, i32, k.i64(f)); }
   /// A count flag (MOVED, SKIPPED) as i64.
@@ -203,6 +208,17 @@ struct FusedKernel {
   /// Validates request i and writes its entries (or skip entries); counts
   /// moved entries and skipped requests and keeps the lowest bad request.
   void checkRequest(Value i, Value active, Value minSlots);
+
+  /// A local batch of at most 32 columns whose requests, at L lanes each
+  /// (L = the power of two >= W), fit one block: `smallBatch` says whether
+  /// this one is; checkSmallBatch validates it with a thread per (request,
+  /// column), a request's L lanes in one warp combining their columns by
+  /// ballots, and writes the same entries, counts and verdicts as
+  /// checkRequest (without the first violation's details, which
+  /// recordFirstViolation finds). Short code, without a loop: a small
+  /// batch's latency is mostly the fetch of the instructions it runs.
+  Value smallBatch();
+  void checkSmallBatch(Value minSlots);
 
   /// After every request was checked (behind a barrier): thread 0 finds
   /// the details of the lowest bad request again (one request: cheaper

@@ -189,13 +189,19 @@ void FusedKernel::plan() {
   // (the runtime passes it: a table walk here would cost every block a
   // memory round trip and a barrier).
   Value minSlots = p["min_slots"];
-  // A local batch: its requests in rounds of T (uniform trip count);
-  // a large one was validated by every block (validateChunks).
+  // A local batch: a small one a thread per (request, column); a larger
+  // one its requests in rounds of T (uniform trip count), out of the small
+  // batches' instruction stream. A large one was validated by every block
+  // (validateChunks).
   k.ifThen(local, [&] {
-    k.forLoop(zero, bs, k.i64(T), [&](Value base) {
-      Value i = k.add(base, tid);
-      Value active = k.cmp(P::slt, i, bs);
-      checkRequest(i, active, minSlots);
+    Value small = smallBatch();
+    k.ifThen(small, [&] { checkSmallBatch(minSlots); });
+    k.ifCold(k.bitNot(small), [&] {
+      k.forLoop(zero, bs, k.i64(T), [&](Value base) {
+        Value i = k.add(base, tid);
+        Value active = k.cmp(P::slt, i, bs);
+        checkRequest(i, active, minSlots);
+      });
     });
     k.barrier();
   });
@@ -509,6 +515,121 @@ void FusedKernel::checkRequest(Value i, Value active, Value minSlots) {
     sharedAtomic(LLVM::AtomicBinOp::add, flag(MOVED), k.toI32(v.moves));
   });
   k.ifThen(v.bad, [&] {
+    sharedAtomic(LLVM::AtomicBinOp::min, flag(FIRST_BAD), k.toI32(i));
+    sharedAtomic(LLVM::AtomicBinOp::add, flag(SKIPPED), k.i32(1));
+  });
+}
+
+/// log2 of the lanes of a request in a small batch: of the power of two
+/// >= W (0 for W <= 1).
+static Value log2Lanes(KernelBuilder &k, Value W) {
+  ImplicitLocOpBuilder &b = k.builder();
+  Value clz = LLVM::CountLeadingZerosOp::create(
+      b, b.getI64Type(), k.sub(W, k.i64(1)), b.getBoolAttr(false));
+  Value l = k.sub(k.i64(64), clz);
+  return k.select(k.cmp(P::sle, W, k.i64(1)), k.i64(0), l);
+}
+
+Value FusedKernel::smallBatch() {
+  Value lanes = arith::ShLIOp::create(b, one, log2Lanes(k, W));
+  Value fits = k.cmp(P::sle, k.mul(bs, lanes), k.i64(T));
+  return k.bitAnd(k.bitAnd(local, fits),
+                  k.bitAnd(k.cmp(P::sge, W, one), k.cmp(P::sle, W, k.i64(32))));
+}
+
+void FusedKernel::checkSmallBatch(Value minSlots) {
+  Value log2L = log2Lanes(k, W);
+  Value L = arith::ShLIOp::create(b, one, log2L);
+  Value i = arith::ShRUIOp::create(b, tid, log2L);
+  Value j = k.bitAnd(tid, k.sub(L, one));
+  Value inRequest = k.cmp(P::slt, i, bs);
+  Value active = k.bitAnd(inRequest, k.cmp(P::slt, j, W));
+  Value nOcl = p["num_out_cache_loc"];
+  Value sentinel = k.i64(op.getSentinelAttr().getInt());
+  // Memory round trip 1: the request's values and this column's index.
+  Value ncd = loadIf(inRequest, "num_correct_drafts", i);
+  Value r = zero, s = zero;
+  if (rows) {
+    r = loadIf(inRequest, "req_pool_indices", i);
+    s = loadIf(inRequest, "seq_lens", i);
+  }
+  Value flat = k.add(k.mul(i, W), j);
+  Value a = loadIf(active, "accept_index", flat);
+  // The request's lanes: an aligned run of L lanes of one warp (L <= 32).
+  Value lane = k.toI32(k.bitAnd(tid, k.i64(31)));
+  Value L32 = k.toI32(L);
+  Value runBase = k.bitAnd(lane, k.sub(k.i32(0), L32));
+  Value ones = k.select(k.cmp(P::sge, L32, k.i32(32)), k.i32(-1),
+                        k.sub(arith::ShLIOp::create(b, k.i32(1), L32),
+                              k.i32(1)));
+  Value run = arith::ShLIOp::create(b, ones, runBase);
+  auto ballot = [&](Value pred) -> Value {
+    Value v = NVVM::VoteSyncOp::create(b, i32, k.i32(-1), pred,
+                                       NVVM::VoteSyncKind::ballot);
+    return arith::AndIOp::create(b, v, run);
+  };
+  auto popc = [&](Value x) -> Value {
+    return k.toI64(LLVM::CtPopOp::create(b, i32, x));
+  };
+  Value keep = k.bitAnd(active, k.cmp(P::ne, a, sentinel));
+  Value kept = ballot(keep);
+  Value count = popc(kept);
+  Value below = k.sub(arith::ShLIOp::create(b, k.i32(1), lane), k.i32(1));
+  Value pos = popc(arith::AndIOp::create(b, kept, below));
+  Value anyOut =
+      k.cmp(P::ne, ballot(k.bitAnd(keep, k.outside(a, zero, nOcl))), k.i32(0));
+  // The checks of validate, in its order (only whether one fails matters
+  // here).
+  Value e1 = k.cmp(P::slt, ncd, zero);
+  Value e2 = k.bitOr(k.cmp(P::sge, ncd, W), k.cmp(P::ne, count, k.add(ncd, one)));
+  Value acc = k.add(ncd, one); // meaningful once e1, e2 are false
+  Value ok3 = k.bitAnd(inRequest, k.bitNot(k.bitOr(k.bitOr(e1, e2), anyOut)));
+  Value e45, rowBase;
+  if (rows) {
+    Value maxReqs = p["max_reqs"], poolLen = p["pool_len"];
+    Value e4 = k.outside(r, zero, maxReqs);
+    Value e5 = k.bitOr(k.cmp(P::slt, s, zero),
+                       k.cmp(P::sgt, s, k.sub(poolLen, acc)));
+    e45 = k.bitOr(e4, e5);
+    rowBase = k.add(k.mul(r, poolLen), s);
+  } else {
+    // The window: len(out_cache_loc) / bs slots (a 32-bit division when it
+    // fits, a 64-bit one is a called subroutine).
+    Value safeBs = k.select(k.cmp(P::sgt, bs, zero), bs, one);
+    Value d = k.ifValue(
+        k.cmp(P::sle, nOcl, k.i64(INT32_MAX)), i64,
+        [&]() -> Value { return div32(nOcl, safeBs); },
+        [&]() -> Value { return arith::DivSIOp::create(b, nOcl, safeBs); });
+    e45 = k.cmp(P::sgt, acc, d);
+    rowBase = k.mul(i, d);
+  }
+  Value ok5 = k.bitAnd(ok3, k.bitNot(e45));
+  // Memory round trip 2: the entry's target and source.
+  Value want = k.bitAnd(ok5, keep);
+  Value t = loadIf(want, rows ? "req_to_token" : "out_cache_loc",
+                   k.add(rowBase, pos));
+  Value src = loadIf(want, "out_cache_loc", a);
+  Value badSlot = k.bitAnd(
+      want, k.bitOr(k.outside(t, zero, minSlots), k.outside(src, zero, minSlots)));
+  Value anyBadSlot = k.cmp(P::ne, ballot(badSlot), k.i32(0));
+  Value bad = k.bitAnd(inRequest, k.bitOr(k.bitNot(ok5), anyBadSlot));
+  Value good = k.bitAnd(inRequest, k.bitNot(bad));
+  // The entries: the kept columns at their positions, skip entries after
+  // them (all of the request's when it is bad).
+  k.ifThen(k.bitAnd(good, keep), [&] {
+    Value at = k.add(k.mul(i, W), pos);
+    k.store(t, k.gep(tgtList, i64, at), 8);
+    k.store(src, k.gep(srcList, i64, at), 8);
+  });
+  k.ifThen(k.bitAnd(active, k.bitOr(bad, k.cmp(P::sge, j, count))), [&] {
+    k.store(minusOne, k.gep(tgtList, i64, flat), 8);
+    k.store(minusOne, k.gep(srcList, i64, flat), 8);
+  });
+  Value moves = k.bitAnd(k.bitAnd(good, keep), k.cmp(P::ne, t, src));
+  k.ifThen(moves, [&] {
+    sharedAtomic(LLVM::AtomicBinOp::add, flag(MOVED), k.i32(1));
+  });
+  k.ifThen(k.bitAnd(bad, k.cmp(P::eq, j, zero)), [&] {
     sharedAtomic(LLVM::AtomicBinOp::min, flag(FIRST_BAD), k.toI32(i));
     sharedAtomic(LLVM::AtomicBinOp::add, flag(SKIPPED), k.i32(1));
   });

@@ -46,6 +46,13 @@
 // CHECK: nvvm.nanosleep
 // CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: } {kvcache.cold}
+// A small local batch: a thread per (request, column), the request's
+// lanes combining their columns by ballots (kept columns, their positions,
+// indices out of range, bad slots).
+// CHECK: nvvm.vote.sync ballot
+// CHECK: llvm.intr.ctpop
+// CHECK: nvvm.vote.sync ballot
+// CHECK: nvvm.vote.sync ballot
 // Hazards across requests: a local batch's table of i64 keys in the arena;
 // a large batch's lists prefetched into L1, then, up to 2048 entries, a
 // table of i32 keys in the arena; larger ones, or an unsafe one, the
