@@ -11,7 +11,9 @@
 #        SPECC_AB_BS (default "1 8 32 128 512"); SPECC_AB_TESTS: test files
 #        of python/tests (e.g. "test_gpu.py") to run on each variant's
 #        runtime before its benchmark, so that a variant is timed only
-#        after it was shown exact (default: none).
+#        after it was shown exact (default: none); SPECC_AB_TESTED: the
+#        variants (folder names) those tests run on (default: all; the
+#        baseline's image is usually tested already).
 # Writes $OUT/ab-<variant>.{json,txt}, $OUT/ab-tests-<variant>.log and
 # $OUT/ab.md.
 set -uo pipefail
@@ -33,7 +35,8 @@ for v in "${variants[@]}"; do
 done
 wait
 for name in "${names[@]}"; do
-  if [ -n "${SPECC_AB_TESTS:-}" ]; then
+  if [ -n "${SPECC_AB_TESTS:-}" ] &&
+     { [ -z "${SPECC_AB_TESTED:-}" ] || [[ " $SPECC_AB_TESTED " == *" $name "* ]]; }; then
     files=()
     for f in $SPECC_AB_TESTS; do files+=("$root/python/tests/$f"); done
     (cd "$root/python" && SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_EXPECT_NATIVE=0 \
