@@ -1,8 +1,9 @@
 //===- FusedPlan.cpp - phase A of the fused kernel: validation, plan ------===//
 //
 // Phase A of the kernel FusedMove.cpp builds: each request validated on its
-// own (a bad one skipped and reported), its (target, source) entries
-// written, the verdict on hazards across requests (a shared-memory table
+// own (a bad one skipped and reported; a small batch a thread per request
+// column, checkSmallBatch, the others a thread per request), its (target,
+// source) entries written, the verdict on hazards across requests (a shared-memory table
 // for local batches; the workspace table and depth plan of MovePlan for
 // large ones, after every block validated its claimed chunks), and the
 // status record and report.
