@@ -11,8 +11,9 @@
 //     moves nothing skips the check). Batches of at most `C = block * 4`
 //     entries are planned by every block on its own, in shared memory (no
 //     block waits for another); those of at most `block` request lanes
-//     are validated a thread per (request, column), in short code. Larger ones are validated by all blocks, a
-//     chunk of `block` requests at a time (claimed from a counter), into the
+//     are validated a thread per (request, column), in short code. Larger
+//     ones are validated by all blocks, a chunk of `block` requests at a
+//     time (claimed from a counter), into the
 //     workspace; the block that validates the last chunk checks (in its
 //     shared memory up to 2 C entries) and plans there while the others
 //     wait for its verdict. That block waits for nobody, so this cannot

@@ -198,6 +198,17 @@ struct FusedKernel {
     Value bad, code, entry, value, bound, written, moves;
   };
 
+  /// Request i's bounds that its columns do not change, for `acc` accepted
+  /// tokens (`d`: the window's slots, for window targets): row targets:
+  /// its row outside req_to_token (`outsidePool`), its positions outside
+  /// the row (`outsideRow`: s < 0 or s + acc > pool_len, without overflow);
+  /// window targets: acc past the window (`outsidePool`). And where its
+  /// targets start (`rowBase`). validate and checkSmallBatch test these.
+  struct RowBounds {
+    Value outsidePool, outsideRow, rowBase;
+  };
+  RowBounds rowBounds(Value i, Value r, Value s, Value acc, Value d);
+
   /// Validates request i (`active`: i < bs); with `write`, writes its
   /// entries at i * W + j (skip entries for the rest, all of them when
   /// the request is bad). Columns go kCols at a time, unrolled, so that

@@ -3,10 +3,10 @@
 // Phase A of the kernel FusedMove.cpp builds: each request validated on its
 // own (a bad one skipped and reported; a small batch a thread per request
 // column, checkSmallBatch, the others a thread per request), its (target,
-// source) entries written, the verdict on hazards across requests (a shared-memory table
-// for local batches; the workspace table and depth plan of MovePlan for
-// large ones, after every block validated its claimed chunks), and the
-// status record and report.
+// source) entries written, the verdict on hazards across requests (a
+// shared-memory table for local batches; the workspace table and depth plan of
+// MovePlan for large ones, after every block validated its claimed chunks), and
+// the status record and report.
 //
 //===----------------------------------------------------------------------===//
 
@@ -359,6 +359,24 @@ void FusedKernel::report(Value code, Value entry, Value value, Value bound,
   });
 }
 
+FusedKernel::RowBounds FusedKernel::rowBounds(Value i, Value r, Value s,
+                                              Value acc, Value d) {
+  RowBounds rb;
+  if (rows) {
+    Value maxReqs = p["max_reqs"], poolLen = p["pool_len"];
+    rb.outsidePool = k.outside(r, zero, maxReqs);
+    // s + acc <= pool_len, tested as s <= pool_len - acc: no overflow.
+    rb.outsideRow =
+        k.bitOr(k.cmp(P::slt, s, zero), k.cmp(P::sgt, s, k.sub(poolLen, acc)));
+    rb.rowBase = k.add(k.mul(r, poolLen), s);
+  } else {
+    rb.outsidePool = k.cmp(P::sgt, acc, d);
+    rb.outsideRow = k.i1(false);
+    rb.rowBase = k.mul(i, d);
+  }
+  return rb;
+}
+
 FusedKernel::Verdict FusedKernel::validate(Value i, Value active,
                                            Value minSlots, bool write) {
   constexpr int64_t kCols = 4;
@@ -409,28 +427,23 @@ FusedKernel::Verdict FusedKernel::validate(Value i, Value active,
   Value e3 = k.bitAnd(k.bitNot(k.bitOr(e1, e2)), k.cmp(P::sge, badJ, zero));
   Value acc = k.add(ncd, one); // meaningful once e1, e2 are false
   Value ok3 = k.bitAnd(active, k.bitNot(k.bitOr(k.bitOr(e1, e2), e3)));
-  Value e4, e5, v4, v5, b4;
+  RowBounds rb = rowBounds(i, r, s, acc, d);
+  Value e4 = k.bitAnd(ok3, rb.outsidePool);
+  Value e5 = k.bitAnd(k.bitAnd(ok3, k.bitNot(e4)), rb.outsideRow);
+  Value v4, v5, b4;
   if (rows) {
-    Value maxReqs = p["max_reqs"], poolLen = p["pool_len"];
-    e4 = k.bitAnd(ok3, k.outside(r, zero, maxReqs));
-    // s + acc <= pool_len, tested as s <= pool_len - acc: no overflow.
-    e5 = k.bitAnd(
-        k.bitAnd(ok3, k.bitNot(e4)),
-        k.bitOr(k.cmp(P::slt, s, zero), k.cmp(P::sgt, s, k.sub(poolLen, acc))));
     v4 = r;
-    b4 = maxReqs;
+    b4 = p["max_reqs"];
     Value sat = k.cmp(P::sgt, s, k.sub(k.i64(INT64_MAX), acc));
     v5 = k.select(k.cmp(P::slt, s, zero), s,
                   k.select(sat, k.i64(INT64_MAX), k.add(s, acc)));
   } else {
-    e4 = k.bitAnd(ok3, k.cmp(P::sgt, acc, d));
-    e5 = k.i1(false);
     v4 = acc;
     b4 = d;
     v5 = zero;
   }
   Value ok5 = k.bitAnd(ok3, k.bitNot(k.bitOr(e4, e5)));
-  Value rowBase = rows ? k.add(k.mul(r, p["pool_len"]), s) : k.mul(i, d);
+  Value rowBase = rb.rowBase;
   // Pass 2: the entries in accepted order; the first slot outside
   // [0, min slots).
   SmallVector<Value> walk = k.forLoopCarried(
@@ -560,9 +573,9 @@ void FusedKernel::checkSmallBatch(Value minSlots) {
   Value lane = k.toI32(k.bitAnd(tid, k.i64(31)));
   Value L32 = k.toI32(L);
   Value runBase = k.bitAnd(lane, k.sub(k.i32(0), L32));
-  Value ones = k.select(k.cmp(P::sge, L32, k.i32(32)), k.i32(-1),
-                        k.sub(arith::ShLIOp::create(b, k.i32(1), L32),
-                              k.i32(1)));
+  Value ones =
+      k.select(k.cmp(P::sge, L32, k.i32(32)), k.i32(-1),
+               k.sub(arith::ShLIOp::create(b, k.i32(1), L32), k.i32(1)));
   Value run = arith::ShLIOp::create(b, ones, runBase);
   auto ballot = [&](Value pred) -> Value {
     Value v = NVVM::VoteSyncOp::create(b, i32, k.i32(-1), pred,
@@ -582,36 +595,30 @@ void FusedKernel::checkSmallBatch(Value minSlots) {
   // The checks of validate, in its order (only whether one fails matters
   // here).
   Value e1 = k.cmp(P::slt, ncd, zero);
-  Value e2 = k.bitOr(k.cmp(P::sge, ncd, W), k.cmp(P::ne, count, k.add(ncd, one)));
+  Value e2 =
+      k.bitOr(k.cmp(P::sge, ncd, W), k.cmp(P::ne, count, k.add(ncd, one)));
   Value acc = k.add(ncd, one); // meaningful once e1, e2 are false
   Value ok3 = k.bitAnd(inRequest, k.bitNot(k.bitOr(k.bitOr(e1, e2), anyOut)));
-  Value e45, rowBase;
-  if (rows) {
-    Value maxReqs = p["max_reqs"], poolLen = p["pool_len"];
-    Value e4 = k.outside(r, zero, maxReqs);
-    Value e5 = k.bitOr(k.cmp(P::slt, s, zero),
-                       k.cmp(P::sgt, s, k.sub(poolLen, acc)));
-    e45 = k.bitOr(e4, e5);
-    rowBase = k.add(k.mul(r, poolLen), s);
-  } else {
+  Value d = zero;
+  if (!rows) {
     // The window: len(out_cache_loc) / bs slots (a 32-bit division when it
     // fits, a 64-bit one is a called subroutine).
     Value safeBs = k.select(k.cmp(P::sgt, bs, zero), bs, one);
-    Value d = k.ifValue(
+    d = k.ifValue(
         k.cmp(P::sle, nOcl, k.i64(INT32_MAX)), i64,
         [&]() -> Value { return div32(nOcl, safeBs); },
         [&]() -> Value { return arith::DivSIOp::create(b, nOcl, safeBs); });
-    e45 = k.cmp(P::sgt, acc, d);
-    rowBase = k.mul(i, d);
   }
-  Value ok5 = k.bitAnd(ok3, k.bitNot(e45));
+  RowBounds rb = rowBounds(i, r, s, acc, d);
+  Value rowBase = rb.rowBase;
+  Value ok5 = k.bitAnd(ok3, k.bitNot(k.bitOr(rb.outsidePool, rb.outsideRow)));
   // Memory round trip 2: the entry's target and source.
   Value want = k.bitAnd(ok5, keep);
   Value t = loadIf(want, rows ? "req_to_token" : "out_cache_loc",
                    k.add(rowBase, pos));
   Value src = loadIf(want, "out_cache_loc", a);
-  Value badSlot = k.bitAnd(
-      want, k.bitOr(k.outside(t, zero, minSlots), k.outside(src, zero, minSlots)));
+  Value badSlot = k.bitAnd(want, k.bitOr(k.outside(t, zero, minSlots),
+                                         k.outside(src, zero, minSlots)));
   Value anyBadSlot = k.cmp(P::ne, ballot(badSlot), k.i32(0));
   Value bad = k.bitAnd(inRequest, k.bitOr(k.bitNot(ok5), anyBadSlot));
   Value good = k.bitAnd(inRequest, k.bitNot(bad));
