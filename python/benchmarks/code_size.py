@@ -46,6 +46,12 @@ def parse(text: str) -> List[Tuple[int, str]]:
     return [(int(m.group(1), 16), m.group(2)) for m in map(LINE.search, text.splitlines()) if m]
 
 
+def ends_stretch(ins: str) -> bool:
+    """Whether SASS instruction `ins` ends a stretch: a block barrier, an
+    exit or a return (stall_report.py splits its phases the same way)."""
+    return "BAR.SYNC" in ins or re.search(r"\bEXIT\b", ins) is not None or "RET." in ins
+
+
 def stretches(code: List[Tuple[int, str]]) -> List[dict]:
     out, cur = [], None
     for off, ins in code:
@@ -56,7 +62,7 @@ def stretches(code: List[Tuple[int, str]]) -> List[dict]:
         if cur["first_load"] is None and "LDG" in ins:
             cur["first_load"] = off
         cur["calls"] += "CALL" in ins
-        if "BAR.SYNC" in ins or re.search(r"\bEXIT\b", ins) or "RET." in ins:
+        if ends_stretch(ins):
             cur["ends"] = next(t for t in ins.split() if not t.startswith("@"))
             out.append(cur)
             cur = None

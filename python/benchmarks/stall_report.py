@@ -9,6 +9,8 @@ import csv
 import sys
 from typing import Dict, List
 
+from code_size import ends_stretch
+
 
 def number(s: str) -> float:
     try:
@@ -41,8 +43,7 @@ def phases(rows: List[Dict[str, str]]) -> List[Dict]:
         cur["executed"] += number(r["Instructions Executed"])
         for c in reasons(rows):
             cur["stalls"][c[len("stall_"):]] += number(r[c])
-        src = r["Source"]
-        if "BAR.SYNC" in src or "EXIT" in src or "RET." in src:
+        if ends_stretch(r["Source"]):
             out.append(cur)
             cur = None
     if cur:
