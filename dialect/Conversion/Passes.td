@@ -75,7 +75,13 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       up to `8 x block` entries whose slots fit in 31 bits, checks them with
       a hash table of i32 keys in shared memory; larger batches, and any it
       finds unsafe (whose depth plan needs it), with the workspace's table.
-      A batch that moves nothing skips the hazard check. Move: a safe batch
+      A batch that moves nothing skips the hazard check. A small batch's
+      check has no loop: its table's keys are cleared during validation,
+      each lane inserts its own moving entry's target (writer i * 32 + j)
+      and, after one barrier, looks up its source. During a local batch's
+      validation, block 0 prefetches the buffer table into L2, so that the
+      move's first read of it (a memory round trip after an L2 flush) runs
+      under validation and the check. Move: a safe batch
       runs one thread per (request, two buffers, 16-byte slice), or per
       (request, four buffers, slice) when the grid cannot hold a thread per
       two-buffer task; otherwise every moving entry's 16 bytes are staged in

@@ -11,7 +11,8 @@
 //     moves nothing skips the check). Batches of at most `C = block * 4`
 //     entries are planned by every block on its own, in shared memory (no
 //     block waits for another); those of at most `block` request lanes
-//     are validated a thread per (request, column), in short code. Larger
+//     are validated and checked a thread per (request, column), in short
+//     code, block 0 prefetching the buffer table for the move meanwhile. Larger
 //     ones are validated by all blocks, a chunk of `block` requests at a
 //     time (claimed from a counter), into the
 //     workspace; the block that validates the last chunk checks (in its

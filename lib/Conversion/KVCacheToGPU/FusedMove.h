@@ -231,10 +231,26 @@ struct FusedKernel {
   Value smallBatch();
   void checkSmallBatch(Value minSlots);
 
+  /// The hazard table of a small batch: 2 * block slots of i64 keys and
+  /// i32 writers in the arena (a small batch has at most `block` entries),
+  /// cleared by checkSmallBatch before validation's barrier.
+  MovePlan smallTable();
+  /// crossCheck for a small batch, without loops: lane (request i, column
+  /// j) reads entry i * W + j from the lists, inserts its target if it
+  /// moves (writer i * 32 + j), and after a barrier looks up its source:
+  /// unsafe if another request writes it, or an earlier entry of its own.
+  void smallCrossCheck();
+
   /// After every request was checked (behind a barrier): thread 0 finds
   /// the details of the lowest bad request again (one request: cheaper
   /// than carrying every request's details through the rounds).
   void recordFirstViolation(Value minSlots);
+
+  /// Brings the buffer table into L2 (block 0, a line per thread) ahead of
+  /// the move, whose first step reads it: issued during validation, its
+  /// memory round trip runs under validation's second one and the hazard
+  /// check instead of before the row loads.
+  void prefetchBufferTable();
 
   /// Row base pointer, row bytes and whether 16-byte vectors may be used,
   /// for buffer `buf`.

@@ -198,6 +198,7 @@ void FusedKernel::plan() {
     Value small = smallBatch();
     k.ifThen(small, [&] { checkSmallBatch(minSlots); });
     k.ifCold(k.bitNot(small), [&] {
+      prefetchBufferTable();
       k.forLoop(zero, bs, k.i64(T), [&](Value base) {
         Value i = k.add(base, tid);
         Value active = k.cmp(P::slt, i, bs);
@@ -218,10 +219,14 @@ void FusedKernel::plan() {
   // A local batch: 2 C slots of i64 keys and i32 writers in the arena,
   // after the lists.
   k.ifThen(k.bitAnd(anyMoves, local), [&] {
-    MovePlan table(k, k.gep(arena, i8, k.i64(16 * C)),
-                   k.gep(arena, i8, k.i64(32 * C)), llvm::Log2_64(2 * C), n, T,
-                   name + "_local", i64);
-    crossCheck(table);
+    k.ifThenElse(
+        smallBatch(), [&] { smallCrossCheck(); },
+        [&] {
+          MovePlan table(k, k.gep(arena, i8, k.i64(16 * C)),
+                         k.gep(arena, i8, k.i64(32 * C)), llvm::Log2_64(2 * C),
+                         n, T, name + "_local", i64);
+          crossCheck(table);
+        });
   });
   // A large batch: its lists are in the workspace. Up to 2 C entries whose
   // slots fit in 31 bits, the planner checks them with a table of 4 C
@@ -569,6 +574,9 @@ void FusedKernel::checkSmallBatch(Value minSlots) {
   }
   Value flat = k.add(k.mul(i, W), j);
   Value a = loadIf(active, "accept_index", flat);
+  // Behind the first loads, before anyone knows whether the batch moves:
+  // a few instructions for a chain, a memory round trip hidden for a tree.
+  prefetchBufferTable();
   // The request's lanes: an aligned run of L lanes of one warp (L <= 32).
   Value lane = k.toI32(k.bitAnd(tid, k.i64(31)));
   Value L32 = k.toI32(L);
@@ -641,6 +649,48 @@ void FusedKernel::checkSmallBatch(Value minSlots) {
     sharedAtomic(LLVM::AtomicBinOp::min, flag(FIRST_BAD), k.toI32(i));
     sharedAtomic(LLVM::AtomicBinOp::add, flag(SKIPPED), k.i32(1));
   });
+  // The hazard table's keys, for the check after validation's barrier.
+  smallTable().clearKeys(tid);
+}
+
+MovePlan FusedKernel::smallTable() {
+  return MovePlan(k, k.gep(arena, i8, k.i64(16 * C)),
+                  k.gep(arena, i8, k.i64(32 * C)), llvm::Log2_64(2 * T), n, T,
+                  k.getKernel().getName().str() + "_local", i64);
+}
+
+void FusedKernel::smallCrossCheck() {
+  static_assert(kStageSlots >= 2, "the small table fits the local one");
+  Value log2L = log2Lanes(k, W);
+  Value L = arith::ShLIOp::create(b, one, log2L);
+  Value i = arith::ShRUIOp::create(b, tid, log2L);
+  Value j = k.bitAnd(tid, k.sub(L, one));
+  Value active = k.bitAnd(k.cmp(P::slt, i, bs), k.cmp(P::slt, j, W));
+  Value e = k.add(k.mul(i, W), j);
+  SmallVector<Value> ts = k.ifValues(
+      active, {i64, i64},
+      [&]() -> SmallVector<Value> {
+        return {tgtAt(e), srcAt(e)};
+      },
+      [&]() -> SmallVector<Value> {
+        return {minusOne, minusOne};
+      });
+  Value t = ts[0], s = ts[1];
+  Value moves = k.cmp(P::ne, t, s);
+  // Writers numbered i * 32 + j (i < block, j < 32): the request is the
+  // writer >> 5, and within a request the order is the entries'.
+  Value id = k.add(arith::ShLIOp::create(b, i, k.i64(5)), j);
+  MovePlan table = smallTable();
+  k.ifThen(moves, [&] { table.insert(t, k.toI32(id), flag(UNSAFE)); });
+  k.barrier();
+  k.ifThen(moves, [&] {
+    Value w = table.writerOf(s);
+    Value other = k.cmp(P::ne, arith::ShRSIOp::create(b, w, k.i64(5)), i);
+    Value hazard =
+        k.bitAnd(k.cmp(P::sge, w, zero), k.bitOr(other, k.cmp(P::slt, w, id)));
+    k.ifThen(hazard, [&] { k.store(k.i32(1), flag(UNSAFE), 4); });
+  });
+  k.barrier();
 }
 
 void FusedKernel::recordFirstViolation(Value minSlots) {

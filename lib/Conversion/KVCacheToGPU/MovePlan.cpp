@@ -58,8 +58,7 @@ MovePlan::MovePlan(KernelBuilder &k, Value ws, Value n, int64_t blockSize,
   capacity = arith::ShLIOp::create(b, k.i64(1), log2P);
   // keys = align8(end of hist) (kvcacheMoveKeysOffset).
   Value histEnd = linearOffset(k, kvcacheMoveHistEndOffset, n);
-  Value keysOffset =
-      k.bitAnd(k.add(histEnd, k.i64(7)), k.i64(~int64_t(7)));
+  Value keysOffset = k.bitAnd(k.add(histEnd, k.i64(7)), k.i64(~int64_t(7)));
   keys = at(keysOffset);
   values = at(k.add(keysOffset, k.mul(capacity, k.i64(8))));
   counters = k.sharedMemory((sharedPrefix + "_counts").str(),
@@ -76,7 +75,8 @@ MovePlan::MovePlan(KernelBuilder &k, Value keys, Value values,
   tid = k.threadId();
   step = k.i64(blockSize);
   log2P = k.i64(log2Capacity);
-  capacity = k.i64(int64_t(1) << log2Capacity);
+  fixedCapacity = int64_t(1) << log2Capacity;
+  capacity = k.i64(fixedCapacity);
   counters = k.sharedMemory(
       (sharedPrefix + "_counts").str(),
       LLVM::LLVMArrayType::get(k.builder().getI32Type(), NUM_COUNTERS),
@@ -90,10 +90,9 @@ Value MovePlan::counter(int64_t c) {
 Value MovePlan::atomicAdd(Value ptr, Value v) {
   // Device scope suffices (system scope is slower): only this GPU's blocks
   // touch the workspace and the shared counters.
-  return k.toI64(LLVM::AtomicRMWOp::create(k.builder(), LLVM::AtomicBinOp::add,
-                                           ptr, v,
-                                           LLVM::AtomicOrdering::monotonic,
-                                           "device"));
+  return k.toI64(
+      LLVM::AtomicRMWOp::create(k.builder(), LLVM::AtomicBinOp::add, ptr, v,
+                                LLVM::AtomicOrdering::monotonic, "device"));
 }
 
 Value MovePlan::loadKey(Value h) {
@@ -116,8 +115,8 @@ void MovePlan::init() {
     for (int64_t c = 0; c < NUM_COUNTERS; ++c)
       k.store(k.i32(c == FLAG0 ? 1 : 0), counter(c), 4);
   });
-  Value empty = arith::ConstantOp::create(k.builder(), keyTy,
-                                         k.builder().getIntegerAttr(keyTy, -1));
+  Value empty = arith::ConstantOp::create(
+      k.builder(), keyTy, k.builder().getIntegerAttr(keyTy, -1));
   k.forLoop(tid, capacity, step, [&](Value e) {
     k.store(empty, k.gep(keys, keyTy, e), keyBytes());
   });
@@ -128,35 +127,46 @@ void MovePlan::init() {
 }
 
 void MovePlan::insertTargets(SlotFn src, SlotFn tgt, Value duplicate) {
+  k.forLoop(tid, n, step, [&](Value i) {
+    Value s = src(i), t = tgt(i);
+    k.ifThen(k.cmp(P::ne, s, t), [&] { insert(t, k.toI32(i), duplicate); });
+  });
+  k.barrier();
+}
+
+void MovePlan::insert(Value t, Value writer, Value duplicate) {
   ImplicitLocOpBuilder &b = k.builder();
   Type i32 = b.getI32Type();
   Value minusOne = k.i64(-1);
-  Value empty = arith::ConstantOp::create(b, keyTy, b.getIntegerAttr(keyTy, -1));
-  k.forLoop(tid, n, step, [&](Value i) {
-    Value s = src(i), t = tgt(i);
-    k.ifThen(k.cmp(P::ne, s, t), [&] {
-      Value key = keyTy.isInteger(64)
-                      ? t
-                      : Value(arith::TruncIOp::create(b, keyTy, t));
-      k.whileLoop(home(t), [&](Value h) -> std::pair<Value, Value> {
-        auto cas = LLVM::AtomicCmpXchgOp::create(
-            b, k.gep(keys, keyTy, h), empty, key,
-            LLVM::AtomicOrdering::monotonic, LLVM::AtomicOrdering::monotonic,
-            "device");
-        Value old =
-            k.toI64(LLVM::ExtractValueOp::create(b, cas, ArrayRef<int64_t>{0}));
-        Value won = k.cmp(P::eq, old, minusOne);
-        k.ifThen(won,
-                 [&] { k.store(k.toI32(i), k.gep(values, i32, h), 4); });
-        Value again = k.cmp(P::eq, old, t);
-        if (duplicate)
-          k.ifThen(again, [&] { k.store(k.i32(1), duplicate, 4); });
-        Value done = k.bitOr(won, again);
-        return {k.bitNot(done), k.select(done, h, nextSlot(h))};
-      });
-    });
+  Value empty =
+      arith::ConstantOp::create(b, keyTy, b.getIntegerAttr(keyTy, -1));
+  Value key =
+      keyTy.isInteger(64) ? t : Value(arith::TruncIOp::create(b, keyTy, t));
+  k.whileLoop(home(t), [&](Value h) -> std::pair<Value, Value> {
+    auto cas = LLVM::AtomicCmpXchgOp::create(
+        b, k.gep(keys, keyTy, h), empty, key, LLVM::AtomicOrdering::monotonic,
+        LLVM::AtomicOrdering::monotonic, "device");
+    Value old =
+        k.toI64(LLVM::ExtractValueOp::create(b, cas, ArrayRef<int64_t>{0}));
+    Value won = k.cmp(P::eq, old, minusOne);
+    k.ifThen(won, [&] { k.store(writer, k.gep(values, i32, h), 4); });
+    Value again = k.cmp(P::eq, old, t);
+    if (duplicate)
+      k.ifThen(again, [&] { k.store(k.i32(1), duplicate, 4); });
+    Value done = k.bitOr(won, again);
+    return {k.bitNot(done), k.select(done, h, nextSlot(h))};
   });
-  k.barrier();
+}
+
+void MovePlan::clearKeys(Value thread) {
+  Value empty = arith::ConstantOp::create(
+      k.builder(), keyTy, k.builder().getIntegerAttr(keyTy, -1));
+  assert(fixedCapacity > 0 && "clearKeys needs the table-only constructor");
+  int64_t cap = fixedCapacity;
+  for (int64_t at = 0; at < cap; at += blockSize)
+    k.ifThen(k.cmp(P::slt, k.add(thread, k.i64(at)), capacity), [&] {
+      k.store(empty, k.gep(keys, keyTy, k.add(thread, k.i64(at))), keyBytes());
+    });
 }
 
 Value MovePlan::writerOf(Value s) {
@@ -170,9 +180,7 @@ Value MovePlan::writerOf(Value s) {
   Value found = k.cmp(P::eq, loadKey(h), s);
   return k.ifValue(
       found, i64,
-      [&]() -> Value {
-        return k.toI64(k.load(i32, k.gep(values, i32, h), 4));
-      },
+      [&]() -> Value { return k.toI64(k.load(i32, k.gep(values, i32, h), 4)); },
       [&]() -> Value { return minusOne; });
 }
 
@@ -222,16 +230,14 @@ void MovePlan::plan(SlotFn src, SlotFn tgt) {
             Value nn = k.ifValue(
                 live, i64,
                 [&]() -> Value {
-                  return k.toI64(
-                      k.load(i32, k.gep(nextIn, i32, nx), 4));
+                  return k.toI64(k.load(i32, k.gep(nextIn, i32, nx), 4));
                 },
                 [&]() -> Value { return minusOne; });
             Value nr = k.ifValue(
                 live, i64,
                 [&]() -> Value {
-                  return k.add(
-                      rk,
-                      k.toI64(k.load(i32, k.gep(rankIn, i32, nx), 4)));
+                  return k.add(rk,
+                               k.toI64(k.load(i32, k.gep(rankIn, i32, nx), 4)));
                 },
                 [&]() -> Value { return rk; });
             k.store(k.toI32(nn), k.gep(nextOut, i32, i), 4);
@@ -256,8 +262,7 @@ void MovePlan::plan(SlotFn src, SlotFn tgt) {
     Value nx = k.toI64(k.load(i32, k.gep(nextFinal, i32, i), 4));
     Value rk = k.toI64(k.load(i32, k.gep(rankFinal, i32, i), 4));
     Value cyclic = k.cmp(P::sge, nx, zero);
-    Value depth =
-        k.select(moving, k.select(cyclic, infinite, rk), minusOne);
+    Value depth = k.select(moving, k.select(cyclic, infinite, rk), minusOne);
     k.store(k.toI32(depth), k.gep(depthOut, i32, i), 4);
     k.ifThen(k.cmp(P::sge, depth, one), [&] {
       atomicAdd(k.gep(hist, i32, depth), k.i32(1));
@@ -270,29 +275,27 @@ void MovePlan::plan(SlotFn src, SlotFn tgt) {
   //    thread owns a run of buckets (in descending depth), a block scan
   //    orders the runs.
   Value buckets = k.add(n, k.i64(2));
-  Value run =
-      arith::DivUIOp::create(b, k.add(buckets, k.i64(T - 1)), step);
+  Value run = arith::DivUIOp::create(b, k.add(buckets, k.i64(T - 1)), step);
   Value firstQ = k.mul(tid, run);
   Value lastQ = k.select(k.cmp(P::slt, k.add(firstQ, run), buckets),
                          k.add(firstQ, run), buckets);
   auto bucketOf = [&](Value q) { return k.sub(k.add(n, one), q); };
-  Value mine = k.forLoopCarried(
-      firstQ, lastQ, one, zero, [&](Value q, Value acc) {
-        return k.add(acc, k.toI64(k.load(
-                              i32, k.gep(hist, i32, bucketOf(q)), 4)));
+  Value mine =
+      k.forLoopCarried(firstQ, lastQ, one, zero, [&](Value q, Value acc) {
+        return k.add(acc,
+                     k.toI64(k.load(i32, k.gep(hist, i32, bucketOf(q)), 4)));
       });
-  Value scratch = k.sharedMemory(
-      (k.getKernel().getName() + "_scan").str(),
-      LLVM::LLVMArrayType::get(i32, 32), /*external=*/false);
+  Value scratch =
+      k.sharedMemory((k.getKernel().getName() + "_scan").str(),
+                     LLVM::LLVMArrayType::get(i32, 32), /*external=*/false);
   auto [excl, total] = k.blockExclusiveScan(k.toI32(mine), scratch);
   (void)total;
-  k.forLoopCarried(firstQ, lastQ, one, k.toI64(excl),
-                   [&](Value q, Value off) {
-                     Value p = k.gep(hist, i32, bucketOf(q));
-                     Value c = k.toI64(k.load(i32, p, 4));
-                     k.store(k.toI32(off), p, 4);
-                     return k.add(off, c);
-                   });
+  k.forLoopCarried(firstQ, lastQ, one, k.toI64(excl), [&](Value q, Value off) {
+    Value p = k.gep(hist, i32, bucketOf(q));
+    Value c = k.toI64(k.load(i32, p, 4));
+    k.store(k.toI32(off), p, 4);
+    return k.add(off, c);
+  });
   k.barrier();
   // 6. Place every moving entry.
   k.forLoop(tid, n, step, [&](Value i) {
@@ -306,8 +309,7 @@ void MovePlan::plan(SlotFn src, SlotFn tgt) {
         [&] {
           k.ifThen(k.cmp(P::eq, depth, zero), [&] {
             Value pos = atomicAdd(counter(SAFE), k.i32(1));
-            k.store(k.toI32(i),
-                    k.gep(list, i32, k.sub(k.sub(n, one), pos)), 4);
+            k.store(k.toI32(i), k.gep(list, i32, k.sub(k.sub(n, one), pos)), 4);
           });
         });
   });

@@ -1,4 +1,5 @@
-//===- MovePlan.h - the depth plan of a gather-then-scatter move -*- C++ -*-===//
+//===- MovePlan.h - the depth plan of a gather-then-scatter move -*- C++
+//-*-===//
 //
 // The plan phase of a row move whose rows overlap, shared by kvcache.move_rows
 // (its plan kernel) and kvcache.move_accepted_tokens (its planner block):
@@ -37,6 +38,14 @@ public:
   /// writes it; stores i32 1 at `duplicate` (when given) if a target is
   /// written by two entries. Ends with a barrier.
   void insertTargets(SlotFn src, SlotFn tgt, Value duplicate);
+  /// Maps target `t` (i64) to `writer` (i32), one thread's entry; stores
+  /// i32 1 at `duplicate` (when given) if `t` is mapped already. No
+  /// barrier: the caller orders it after the clearing and before lookups.
+  void insert(Value t, Value writer, Value duplicate);
+  /// A table's keys cleared by one thread of the block (`thread`), in
+  /// straight-line code (the table-only constructor's capacity is a
+  /// constant); no barrier.
+  void clearKeys(Value thread);
   /// The entry writing slot `s` (i64), or -1.
   Value writerOf(Value s);
   /// After insertTargets: depths, the move list and the counters (moving,
@@ -60,6 +69,7 @@ private:
   Value listBuf, nextBuf[2], rankBuf[2], hist, keys, values, capacity, log2P;
   Value counters;
   Type keyTy;
+  int64_t fixedCapacity = 0; // the table-only constructor's capacity
 };
 
 } // namespace mlir::kvcache

@@ -46,17 +46,22 @@
 // CHECK: nvvm.nanosleep
 // CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: } {kvcache.cold}
-// A small local batch: a thread per (request, column), the request's
-// lanes combining their columns by ballots (kept columns, their positions,
-// indices out of range, bad slots).
+// A small local batch: a thread per (request, column); behind its first
+// loads, block 0 prefetches the buffer table into L2 for the move; the
+// request's lanes combine their columns by ballots (kept columns, their
+// positions, indices out of range, bad slots).
+// CHECK: llvm.inline_asm has_side_effects "prefetch.global.L2 [$0];", "l" %{{.*}} : (!llvm.ptr<1>) -> ()
 // CHECK: nvvm.vote.sync ballot
 // CHECK: llvm.intr.ctpop
 // CHECK: nvvm.vote.sync ballot
 // CHECK: nvvm.vote.sync ballot
-// Hazards across requests: a local batch's table of i64 keys in the arena;
-// a large batch's lists prefetched into L1, then, up to 2048 entries, a
-// table of i32 keys in the arena; larger ones, or an unsafe one, the
-// workspace table.
+// Hazards across requests: a small batch's check without loops (its
+// writers numbered i * 32 + j, the request a shift), a larger local
+// batch's table of i64 keys in the arena; a large batch's lists prefetched
+// into L1, then, up to 2048 entries, a table of i32 keys in the arena;
+// larger ones, or an unsafe one, the workspace table.
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<3>, i64
+// CHECK: arith.shrsi %{{.*}}, %c5_i64{{.*}} : i64
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<3>, i64
 // CHECK: llvm.inline_asm has_side_effects "prefetch.L1 [$0];", "l" %{{.*}} : (!llvm.ptr) -> ()
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<3>, i32
