@@ -4,9 +4,10 @@
 // own (a bad one skipped and reported; a small batch a thread per request
 // column, checkSmallBatch, the others a thread per request), its (target,
 // source) entries written, the verdict on hazards across requests (a
-// shared-memory table for local batches; the workspace table and depth plan of
-// MovePlan for large ones, after every block validated its claimed chunks), and
-// the status record and report.
+// shared-memory table for local batches, filled and probed without loops by a
+// small one, smallCrossCheck; the workspace table and depth plan of MovePlan
+// for large ones, after every block validated its claimed chunks), and the
+// status record and report.
 //
 //===----------------------------------------------------------------------===//
 
