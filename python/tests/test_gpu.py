@@ -457,6 +457,46 @@ def test_large_batch_order_hazard_inside_a_request():
     assert st[0] == 0 and st[5] == 2 and st[6] == 2, st
 
 
+# 1025 to 2048 entries at W = 6 (not a power of two): the planner's check
+# tells a request's entries from its neighbours' without dividing by W.
+# Request 37 of 300: entry 2 reads the row its entry 4 writes (a later
+# write: per request); entry 5 reads its entry 1's row (an earlier write:
+# staged); its last entry reads the row request 38's first entry writes, or
+# request 38's first entry reads the row request 37's last one writes
+# (across requests: staged).
+@pytest.mark.parametrize("case", ["later", "earlier", "next", "previous"])
+def test_large_plan_request_bounds(case):
+    bs, w, r = 300, 6, 37
+    args, bufs = make_case(bs, w, tree=False, seed=61)
+    rt, ocl = args["req_to_token"], args["out_cache_loc"]
+    used = set(rt.flatten().tolist())
+    spare = iter(x for x in range(1, bufs[0].shape[0]) if x not in used)
+    for q in (r, r + 1):
+        args["num_correct_drafts"][q] = w - 1
+        args["accept_index"][q] = torch.arange(q * w, (q + 1) * w, dtype=args["accept_index"].dtype)
+    def target(q, j):
+        return rt[int(args["req_pool_indices"][q]), int(args["seq_lens"][q]) + j]
+    def moves(q, j):
+        ocl[q * w + j] = next(spare)
+    if case == "later":
+        moves(r, 4)
+        ocl[r * w + 2] = target(r, 4)
+    elif case == "earlier":
+        moves(r, 1)
+        ocl[r * w + 5] = target(r, 1)
+    elif case == "next":
+        moves(r + 1, 0)
+        ocl[r * w + w - 1] = target(r + 1, 0)
+    else:
+        moves(r, w - 1)
+        ocl[(r + 1) * w] = target(r, w - 1)
+    tgt, src = run_and_compare(args, bufs)
+    st = specc.last_status()
+    want = _path_by_rule(args, tgt, src)
+    assert want == (1 if case == "later" else 2)
+    assert st[0] == 0 and st[6] == want, st
+
+
 # 1025 to 2048 entries: the planner checks the batch with a table of i32
 # keys in its shared memory; a safe batch moves request by request.
 @pytest.mark.parametrize("bs", [257, 384, 512])

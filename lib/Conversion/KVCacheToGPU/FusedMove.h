@@ -39,6 +39,8 @@ inline constexpr int64_t kBlocksPerSM = 2;
 /// entries reuses it for a table of 4 C slots of i32 keys and writers
 /// (32 C).
 inline constexpr int64_t kArenaBytesPerC = 40;
+/// Nanoseconds a waiting block sleeps between polls of the verdict.
+inline constexpr int64_t kPollSleepNs = 64;
 /// Bytes of an L1 line (the unit of the planner's prefetch of the lists).
 inline constexpr int64_t kLineBytes = 128;
 

@@ -135,23 +135,30 @@ void FusedKernel::waitVerdict() {
     // Relaxed polls, then one fence: the acquire pattern. An acquire load
     // per poll would invalidate the SM's L1 each time, under the feet of
     // the block beside it (the planner's prefetched lists among them).
-    // A verdict counts only with this launch's epoch: FLAG still holds the
-    // previous large launch's (or zero, on a fresh workspace).
+    // Device scope, not volatile: a volatile access is system scope in
+    // PTX. A verdict counts only with this launch's epoch: FLAG still holds
+    // the previous large launch's (or zero, on a fresh workspace).
     Value epoch = k.load(i64, val(EPOCH), 8);
     Value v = k.whileLoop(k.i32(0), [&](Value) -> std::pair<Value, Value> {
       Value got =
           LLVM::LoadOp::create(b, i64, word(KVCACHE_CTRL_FLAG), /*alignment=*/8,
-                               /*isVolatile=*/true, false, false, false,
+                               /*isVolatile=*/false, false, false, false,
                                LLVM::AtomicOrdering::monotonic, "device");
       Value verdict = k.toI32(got);
       Value stale =
           k.cmp(P::ne, k.bitAnd(got, k.i64(~int64_t(0xffffffff))), epoch);
       Value none = k.cmp(P::eq, verdict, k.i32(0));
       Value waiting = k.bitOr(stale, none);
-      k.ifThen(waiting, [&] { NVVM::NanosleepOp::create(b, k.i32(256)); });
+      // A short sleep: the verdict is on every waiter's critical path, and
+      // the polls of one word are L2 hits.
+      k.ifThen(waiting,
+               [&] { NVVM::NanosleepOp::create(b, k.i32(kPollSleepNs)); });
       return {waiting, verdict};
     });
-    LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+    // Acquire only for a verdict that moves: V_NONE reads nothing.
+    k.ifThen(k.cmp(P::ne, v, k.i32(V_NONE)), [&] {
+      LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+    });
     k.store(v, flag(VERDICT), 4);
   });
 }
@@ -286,6 +293,19 @@ void FusedKernel::plan() {
   Value recorder =
       k.bitAnd(isThread0, k.bitOr(k.bitNot(local), k.cmp(P::eq, bid, zero)));
   k.ifThen(recorder, [&] {
+    // Publish to the waiting blocks first (release: lists and plan before
+    // the verdict); the status record is for the host alone, so its stores
+    // are not on their critical path.
+    k.ifThen(k.bitNot(local), [&] {
+      LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+      Value published = k.bitOr(k.load(i64, val(EPOCH), 8),
+                                arith::ExtUIOp::create(b, i64, verdict));
+      // Relaxed behind the fence; device scope (a volatile or release
+      // store here was a system-scope fence and store).
+      LLVM::StoreOp::create(b, published, word(KVCACHE_CTRL_FLAG), 8,
+                            /*isVolatile=*/false, false, false,
+                            LLVM::AtomicOrdering::monotonic, "device");
+    });
     Value st = p["status"];
     Value code = k.load(i64, val(CODE), 8);
     Value capFirst = k.bitAnd(capacityError, k.cmp(P::eq, code, zero));
@@ -316,15 +336,6 @@ void FusedKernel::plan() {
              pick(ENTRY, zero), pick(VALUE, cyclic), pick(BOUND, k.i64(C)),
              count(SKIPPED));
     k.store(verdict, flag(VERDICT), 4);
-    // Publish to the waiting blocks (release: lists and plan first).
-    k.ifThen(k.bitNot(local), [&] {
-      LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
-      Value published = k.bitOr(k.load(i64, val(EPOCH), 8),
-                                arith::ExtUIOp::create(b, i64, verdict));
-      LLVM::StoreOp::create(b, published, word(KVCACHE_CTRL_FLAG), 8,
-                            /*isVolatile=*/true, false, false,
-                            LLVM::AtomicOrdering::release, "device");
-    });
   });
   // Non-recording blocks of a local plan keep their own verdict.
   k.ifThen(k.bitAnd(isThread0, k.bitNot(recorder)),

@@ -38,13 +38,16 @@
 // chunked validation: device functions after kvcache-outline-cold); the
 // planner publishes it.
 // CHECK: } {kvcache.cold}
-// A waiter's poll: an i64 load of FLAG, waiting while its high half is not
-// the epoch or its verdict is 0.
-// CHECK: llvm.load volatile %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
+// A waiter's poll: a relaxed device-scope i64 load of FLAG (not volatile:
+// that is system scope), waiting while its high half is not the epoch or
+// its verdict is 0; the acquire only for a verdict that moves (not 3).
+// CHECK: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
 // CHECK: arith.cmpi ne, %{{.*}}, %{{.*}} : i64
 // CHECK: arith.cmpi eq, %{{.*}}, %{{.*}} : i32
-// CHECK: nvvm.nanosleep
-// CHECK: llvm.fence syncscope("device") acq_rel
+// CHECK: nvvm.nanosleep %c64_i32
+// CHECK: %[[NONE:.*]] = arith.cmpi ne, %{{.*}}, %c3_i32 : i32
+// CHECK-NEXT: scf.if %[[NONE]] {
+// CHECK-NEXT: llvm.fence syncscope("device") acq_rel
 // CHECK: } {kvcache.cold}
 // A small local batch: a thread per (request, column); behind its first
 // loads, block 0 prefetches the buffer table into L2 for the move; the
@@ -66,7 +69,12 @@
 // CHECK: llvm.inline_asm has_side_effects "prefetch.L1 [$0];", "l" %{{.*}} : (!llvm.ptr) -> ()
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<3>, i32
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
-// CHECK: llvm.store volatile %{{.*}}, %{{.*}} atomic syncscope("device") release {alignment = 8 : i64} : i64, !llvm.ptr<1>
+// The planner publishes the verdict before its status record: a fence,
+// then a relaxed device-scope store (a volatile or release one was a
+// system-scope fence and store).
+// CHECK: llvm.fence syncscope("device") acq_rel
+// CHECK-NEXT: arith.extui %{{.*}} : i32 to i64
+// CHECK: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
 // The per-request move: tasks of two buffers (the grid's unit), or of four
 // when bs x ceil(buffers / 2) x lanes exceeds the grid's threads (block 256).
 // CHECK: %[[NB:.*]] = arith.muli %[[BS]], %{{.*}} : i64
