@@ -457,8 +457,8 @@ def test_large_batch_order_hazard_inside_a_request():
     assert st[0] == 0 and st[5] == 2 and st[6] == 2, st
 
 
-# 1025 to 2048 entries at W = 6 (not a power of two): the planner's check
-# tells a request's entries from its neighbours' without dividing by W.
+# 1025 to 2048 entries at W = 6 (not a power of two): the planner's
+# shared-memory check must tell a request's entries from its neighbours'.
 # Request 37 of 300: entry 2 reads the row its entry 4 writes (a later
 # write: per request); entry 5 reads its entry 1's row (an earlier write:
 # staged); its last entry reads the row request 38's first entry writes, or

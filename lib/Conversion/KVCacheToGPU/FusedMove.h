@@ -172,8 +172,9 @@ struct FusedKernel {
   void validateChunks();
 
   /// Blocks of a launch past the local capacity other than the planner:
-  /// wait for the verdict published with their epoch (acquire), then read
-  /// the lists like the planner.
+  /// poll (relaxed, device scope) for the verdict published with their
+  /// epoch, then, for a verdict that moves, acquire and read the lists
+  /// like the planner.
   void waitVerdict();
 
   /// Phase A on the planner: entries, checks, verdict, status record.
