@@ -237,7 +237,8 @@ enum KVCacheFusedControl {
 /// The block whose addition completes the chunk count plans: it reads the
 /// other totals (only when some block moved or skipped) and sets every
 /// total back to zero for the next launch, all other blocks having added
-/// theirs.
+/// theirs. Waiting blocks poll PROGRESS too: bits 0-47 equal to the chunk
+/// count mean that no block moved, so the verdict is "nothing moves".
 enum KVCacheFusedTotal {
   KVCACHE_TOTAL_MOVED = 2,
   KVCACHE_TOTAL_SKIPPED = 3,

@@ -173,8 +173,9 @@ struct FusedKernel {
 
   /// Blocks of a launch past the local capacity other than the planner:
   /// poll (relaxed, device scope) for the verdict published with their
-  /// epoch, then, for a verdict that moves, acquire and read the lists
-  /// like the planner.
+  /// epoch, or for PROGRESS showing every chunk validated and no block
+  /// that moved (V_NONE without the planner's publication); then, for a
+  /// verdict that moves, acquire and read the lists like the planner.
   void waitVerdict();
 
   /// Phase A on the planner: entries, checks, verdict, status record.

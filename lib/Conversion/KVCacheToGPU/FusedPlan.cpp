@@ -96,19 +96,22 @@ void FusedKernel::validateChunks() {
                     progress);
           Value isLast =
               k.cmp(P::eq, k.bitAnd(after, k.i64(0xffffffff)), chunks);
-          // Acquire: every block's entries and totals are visible. Every
-          // block that adds to the totals has added: the planner reads
-          // them and leaves them zero for the next launch.
+          // Every block that adds to the totals has added: the planner
+          // reads them and leaves them zero for the next launch.
           k.ifThen(isLast, [&] {
-            LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
             LLVM::StoreOp::create(b, zero, word(KVCACHE_TOTAL_PROGRESS), 8,
                                   /*isVolatile=*/false, false, false,
                                   LLVM::AtomicOrdering::monotonic, "device");
             // The totals, read only if some block moved or skipped
-            // (otherwise they are all zero: no round trip).
+            // (otherwise they are all zero: no round trip). Only then is
+            // there anything to acquire: a batch in which no block moved
+            // reads no other block's entries (its plan is skipped).
             Value others =
                 k.cmp(P::ne, arith::ShRUIOp::create(b, after, k.i64(32)), zero);
             k.ifThen(others, [&] {
+              // Acquire: every block's entries and totals are visible.
+              LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel,
+                                    "device");
               auto take = [&](int64_t t) {
                 return globalAtomic(LLVM::AtomicBinOp::xchg, word(t), zero);
               };
@@ -138,19 +141,33 @@ void FusedKernel::waitVerdict() {
     // Device scope, not volatile: a volatile access is system scope in
     // PTX. A verdict counts only with this launch's epoch: FLAG still holds
     // the previous large launch's (or zero, on a fresh workspace).
+    // PROGRESS is polled too: once it shows every chunk validated and no
+    // block that moved, the verdict can only be V_NONE, and the waiter
+    // leaves without the planner's publication (a chain's common case).
+    // PROGRESS is zero when this launch starts (the previous planner left
+    // it so) and goes back to zero once the planner has read it: a
+    // waiter that misses the complete count still gets FLAG.
     Value epoch = k.load(i64, val(EPOCH), 8);
+    Value chunks = arith::DivUIOp::create(b, k.add(bs, k.i64(T - 1)), k.i64(T));
+    auto relaxed = [&](int64_t w) -> Value {
+      return LLVM::LoadOp::create(b, i64, word(w), /*alignment=*/8,
+                                  /*isVolatile=*/false, false, false, false,
+                                  LLVM::AtomicOrdering::monotonic, "device");
+    };
     Value v = k.whileLoop(k.i32(0), [&](Value) -> std::pair<Value, Value> {
-      Value got =
-          LLVM::LoadOp::create(b, i64, word(KVCACHE_CTRL_FLAG), /*alignment=*/8,
-                               /*isVolatile=*/false, false, false, false,
-                               LLVM::AtomicOrdering::monotonic, "device");
-      Value verdict = k.toI32(got);
+      Value got = relaxed(KVCACHE_CTRL_FLAG);
+      Value progress = relaxed(KVCACHE_TOTAL_PROGRESS);
       Value stale =
           k.cmp(P::ne, k.bitAnd(got, k.i64(~int64_t(0xffffffff))), epoch);
-      Value none = k.cmp(P::eq, verdict, k.i32(0));
-      Value waiting = k.bitOr(stale, none);
+      Value verdict = k.select(stale, k.i32(0), k.toI32(got));
+      // Bits 0-47: the chunks validated, and the blocks that moved.
+      Value nothingMoves =
+          k.cmp(P::eq, k.bitAnd(progress, k.i64((int64_t(1) << 48) - 1)),
+                chunks);
+      verdict = k.select(nothingMoves, k.i32(V_NONE), verdict);
+      Value waiting = k.cmp(P::eq, verdict, k.i32(0));
       // A short sleep: the verdict is on every waiter's critical path, and
-      // the polls of one word are L2 hits.
+      // the polls of the two words are L2 hits.
       k.ifThen(waiting,
                [&] { NVVM::NanosleepOp::create(b, k.i32(kPollSleepNs)); });
       return {waiting, verdict};
@@ -297,7 +314,11 @@ void FusedKernel::plan() {
     // the verdict); the status record is for the host alone, so its stores
     // are not on their critical path.
     k.ifThen(k.bitNot(local), [&] {
-      LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+      // Release, for a verdict that moves (V_NONE: the waiters read
+      // nothing).
+      k.ifThen(k.cmp(P::ne, verdict, k.i32(V_NONE)), [&] {
+        LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+      });
       Value published = k.bitOr(k.load(i64, val(EPOCH), 8),
                                 arith::ExtUIOp::create(b, i64, verdict));
       // Relaxed behind the fence; device scope (a volatile or release

@@ -20,8 +20,9 @@
 // half is the launch's epoch (the next chunk claimed while the current one
 // is validated; the block that draws the last ticket stores the next
 // epoch), the counts added to the workspace totals, then the block's
-// progress after a fence; the planner zeroes the progress and takes the
-// totals (exchanges with 0) for the next launch.
+// progress after a fence; the planner zeroes the progress and, if some
+// block moved or skipped, acquires and takes the totals (exchanges with 0)
+// for the next launch.
 // CHECK: %[[EPOCHS:.*]] = llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // CHECK: arith.shli
 // CHECK: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
@@ -31,18 +32,24 @@
 // CHECK: llvm.atomicrmw max %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
-// CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
+// CHECK: scf.if
+// CHECK-NEXT: llvm.fence syncscope("device") acq_rel
 // CHECK: llvm.atomicrmw xchg %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // The other blocks wait for the planner's verdict (a cold branch, as the
 // chunked validation: device functions after kvcache-outline-cold); the
 // planner publishes it.
 // CHECK: } {kvcache.cold}
-// A waiter's poll: a relaxed device-scope i64 load of FLAG (not volatile:
-// that is system scope), waiting while its high half is not the epoch or
-// its verdict is 0; the acquire only for a verdict that moves (not 3).
+// A waiter's poll: relaxed device-scope i64 loads of FLAG and PROGRESS
+// (not volatile: that is system scope), waiting while FLAG's high half is
+// not the epoch or its verdict is 0, unless PROGRESS's bits 0-47 are the
+// chunk count (nothing moves: verdict 3); the acquire only for a verdict
+// that moves (not 3).
+// CHECK: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
 // CHECK: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
 // CHECK: arith.cmpi ne, %{{.*}}, %{{.*}} : i64
+// CHECK: arith.andi %{{.*}}, %c281474976710655_i64 : i64
+// CHECK: arith.select %{{.*}}, %c3_i32{{.*}}, %{{.*}} : i32
 // CHECK: arith.cmpi eq, %{{.*}}, %{{.*}} : i32
 // CHECK: nvvm.nanosleep %c64_i32
 // CHECK: %[[NONE:.*]] = arith.cmpi ne, %{{.*}}, %c3_i32 : i32
@@ -69,11 +76,13 @@
 // CHECK: llvm.inline_asm has_side_effects "prefetch.L1 [$0];", "l" %{{.*}} : (!llvm.ptr) -> ()
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<3>, i32
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
-// The planner publishes the verdict before its status record: a fence,
-// then a relaxed device-scope store (a volatile or release one was a
-// system-scope fence and store).
-// CHECK: llvm.fence syncscope("device") acq_rel
-// CHECK-NEXT: arith.extui %{{.*}} : i32 to i64
+// The planner publishes the verdict before its status record: a fence
+// for a verdict that moves (not 3), then a relaxed device-scope store (a
+// volatile or release one was a system-scope fence and store).
+// CHECK: arith.cmpi ne, %{{.*}}, %c3_i32{{.*}} : i32
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: llvm.fence syncscope("device") acq_rel
+// CHECK: arith.extui %{{.*}} : i32 to i64
 // CHECK: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
 // The per-request move: tasks of two buffers (the grid's unit), or of four
 // when bs x ceil(buffers / 2) x lanes exceeds the grid's threads (block 256).
