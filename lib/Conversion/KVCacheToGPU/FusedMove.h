@@ -157,9 +157,10 @@ struct FusedKernel {
 
   void build();
 
-  /// A batch past the local capacity, in every block: claim chunks of T
-  /// requests (tickets of CLAIM, whose high half is the launch's epoch) and
-  /// validate them, writing their entries to the workspace lists, until
+  /// A batch past the local capacity, in every block: claim chunks of
+  /// requests (2^log2ChunkRequests; tickets of CLAIM, whose high half is
+  /// the launch's epoch) and validate them (checkSmallBatch, or
+  /// checkRequest for W > 32), writing their entries to the workspace lists, until
   /// none is left (the next chunk is claimed while the current one is
   /// validated); the block drawing the launch's last ticket sets CLAIM to
   /// the next epoch. Then add the block's counts to the workspace totals
@@ -233,7 +234,18 @@ struct FusedKernel {
   /// recordFirstViolation finds). Short code, without a loop: a small
   /// batch's latency is mostly the fetch of the instructions it runs.
   Value smallBatch();
-  void checkSmallBatch(Value minSlots);
+  /// The requests from `firstRequest` on that fit the block at L lanes
+  /// each (those below bs): the whole local batch (`whole`: block 0 also
+  /// prefetches the buffer table, every thread clears its hazard-table
+  /// keys) or one chunk of a large one.
+  void checkSmallBatch(Value minSlots, Value firstRequest, bool whole);
+  /// Whether a request's columns fit one warp's lanes (1 <= W <= 32): then
+  /// small batches and the chunks of large ones are validated a thread per
+  /// (request, column).
+  Value lanesPerRequest();
+  /// log2 of the requests in a chunk of a large batch: block / L when
+  /// lanesPerRequest, else block (a thread per request).
+  Value log2ChunkRequests();
 
   /// The hazard table of a small batch: 2 * block slots of i64 keys and
   /// i32 writers in the arena (a small batch has at most `block` entries),

@@ -23,10 +23,25 @@ using namespace mlir;
 using namespace mlir::kvcache;
 using namespace mlir::kvcache::fused;
 
+static Value log2Lanes(KernelBuilder &k, Value W);
+
+Value FusedKernel::lanesPerRequest() {
+  return k.bitAnd(k.cmp(P::sge, W, one), k.cmp(P::sle, W, k.i64(32)));
+}
+
+Value FusedKernel::log2ChunkRequests() {
+  int64_t log2T = llvm::Log2_64(T);
+  return k.select(lanesPerRequest(), k.sub(k.i64(log2T), log2Lanes(k, W)),
+                  k.i64(log2T));
+}
+
 void FusedKernel::validateChunks() {
   Value isThread0 = k.cmp(P::eq, tid, zero);
-  Value tT = k.i64(T);
-  Value chunks = arith::DivUIOp::create(b, k.add(bs, k.i64(T - 1)), tT);
+  Value lanes = lanesPerRequest();
+  Value log2Per = log2ChunkRequests();
+  Value per = arith::ShLIOp::create(b, one, log2Per);
+  Value chunks =
+      arith::ShRUIOp::create(b, k.add(bs, k.sub(per, one)), log2Per);
   Value low = k.i64(0xffffffff);
   // Every block draws one ticket past the chunks: the launch's last ticket
   // is chunks + blocks - 1, and its block starts the next epoch.
@@ -59,8 +74,13 @@ void FusedKernel::validateChunks() {
       Value next = k.ifValue(
           isThread0, i32, [&]() -> Value { return claim(false); },
           [&]() -> Value { return k.i32(0); });
-      Value i = k.add(k.mul(c, tT), tid);
-      checkRequest(i, k.cmp(P::slt, i, bs), p["min_slots"]);
+      Value first = arith::ShLIOp::create(b, c, log2Per);
+      k.ifThenElse(
+          lanes, [&] { checkSmallBatch(p["min_slots"], first, false); },
+          [&] {
+            Value i = k.add(first, tid);
+            checkRequest(i, k.cmp(P::slt, i, bs), p["min_slots"]);
+          });
       k.ifThen(isThread0, [&] { k.store(next, flag(CLAIMED), 4); });
     });
     k.barrier();
@@ -148,7 +168,10 @@ void FusedKernel::waitVerdict() {
     // it so) and goes back to zero once the planner has read it: a
     // waiter that misses the complete count still gets FLAG.
     Value epoch = k.load(i64, val(EPOCH), 8);
-    Value chunks = arith::DivUIOp::create(b, k.add(bs, k.i64(T - 1)), k.i64(T));
+    Value log2Per = log2ChunkRequests();
+    Value chunks = arith::ShRUIOp::create(
+        b, k.add(bs, k.sub(arith::ShLIOp::create(b, one, log2Per), one)),
+        log2Per);
     auto relaxed = [&](int64_t w) -> Value {
       return LLVM::LoadOp::create(b, i64, word(w), /*alignment=*/8,
                                   /*isVolatile=*/false, false, false, false,
@@ -221,7 +244,7 @@ void FusedKernel::plan() {
   // (validateChunks).
   k.ifThen(local, [&] {
     Value small = smallBatch();
-    k.ifThen(small, [&] { checkSmallBatch(minSlots); });
+    k.ifThen(small, [&] { checkSmallBatch(minSlots, zero, true); });
     k.ifCold(k.bitNot(small), [&] {
       prefetchBufferTable();
       k.forLoop(zero, bs, k.i64(T), [&](Value base) {
@@ -585,14 +608,14 @@ static Value log2Lanes(KernelBuilder &k, Value W) {
 Value FusedKernel::smallBatch() {
   Value lanes = arith::ShLIOp::create(b, one, log2Lanes(k, W));
   Value fits = k.cmp(P::sle, k.mul(bs, lanes), k.i64(T));
-  return k.bitAnd(k.bitAnd(local, fits),
-                  k.bitAnd(k.cmp(P::sge, W, one), k.cmp(P::sle, W, k.i64(32))));
+  return k.bitAnd(k.bitAnd(local, fits), lanesPerRequest());
 }
 
-void FusedKernel::checkSmallBatch(Value minSlots) {
+void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
+                                  bool whole) {
   Value log2L = log2Lanes(k, W);
   Value L = arith::ShLIOp::create(b, one, log2L);
-  Value i = arith::ShRUIOp::create(b, tid, log2L);
+  Value i = k.add(firstRequest, arith::ShRUIOp::create(b, tid, log2L));
   Value j = k.bitAnd(tid, k.sub(L, one));
   Value inRequest = k.cmp(P::slt, i, bs);
   Value active = k.bitAnd(inRequest, k.cmp(P::slt, j, W));
@@ -609,7 +632,8 @@ void FusedKernel::checkSmallBatch(Value minSlots) {
   Value a = loadIf(active, "accept_index", flat);
   // Behind the first loads, before anyone knows whether the batch moves:
   // a few instructions for a chain, a memory round trip hidden for a tree.
-  prefetchBufferTable();
+  if (whole)
+    prefetchBufferTable();
   // The request's lanes: an aligned run of L lanes of one warp (L <= 32).
   Value lane = k.toI32(k.bitAnd(tid, k.i64(31)));
   Value L32 = k.toI32(L);
@@ -683,7 +707,8 @@ void FusedKernel::checkSmallBatch(Value minSlots) {
     sharedAtomic(LLVM::AtomicBinOp::add, flag(SKIPPED), k.i32(1));
   });
   // The hazard table's keys, for the check after validation's barrier.
-  smallTable().clearKeys(tid);
+  if (whole)
+    smallTable().clearKeys(tid);
 }
 
 MovePlan FusedKernel::smallTable() {
