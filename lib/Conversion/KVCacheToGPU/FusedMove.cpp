@@ -13,12 +13,14 @@
 //     block waits for another); those of at most `block` request lanes
 //     are validated and checked a thread per (request, column), in short
 //     code, block 0 prefetching the buffer table for the move meanwhile. Larger
-//     ones are validated by all blocks, a chunk of `block` requests at a
-//     time (claimed from a counter), into the
-//     workspace; the block that validates the last chunk checks (in its
-//     shared memory up to 2 C entries) and plans there while the others
-//     wait for its verdict. That block waits for nobody, so this cannot
-//     deadlock whatever the residency.
+//     ones are validated by all blocks, a chunk at a time (claimed from a
+//     counter; block / L requests validated by that same short code, or
+//     `block` requests a thread each when W > 32), into the workspace; the
+//     block that validates the last chunk checks (in its shared memory up
+//     to 2 C entries) and plans there while the others wait for its
+//     verdict, or leave as soon as every chunk is validated and none
+//     moved. That block waits for nobody, so this cannot deadlock whatever
+//     the residency.
 //  B. Move. Safe batch: one thread per (request, two buffers, 16-byte
 //     slice), or four buffers when the grid cannot hold a thread per
 //     two-buffer task, moves the request's entries in order, four at a

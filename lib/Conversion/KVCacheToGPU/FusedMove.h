@@ -157,19 +157,18 @@ struct FusedKernel {
 
   void build();
 
-  /// A batch past the local capacity, in every block: claim chunks of
-  /// requests (2^log2ChunkRequests; tickets of CLAIM, whose high half is
-  /// the launch's epoch) and validate them (checkSmallBatch, or
-  /// checkRequest for W > 32), writing their entries to the workspace lists, until
-  /// none is left (the next chunk is claimed while the current one is
-  /// validated); the block drawing the launch's last ticket sets CLAIM to
-  /// the next epoch. Then add the block's counts to the workspace totals
-  /// and its progress to PROGRESS. The block whose addition completes the
-  /// chunk count plans (PLANNER = 0), with the totals in its shared values
-  /// (and zeroes them for the next launch); the others wait for its
-  /// verdict. A block waits only for the planner, which is running and
-  /// waits for nobody (every chunk was validated by a block that had
-  /// claimed it, without waiting): no residency assumption can deadlock.
+  /// A batch past the local capacity, in every block: claim chunks of requests
+  /// (2^log2ChunkRequests; tickets of CLAIM, whose high half is the launch's
+  /// epoch) and validate them (checkSmallBatch, or checkRequest for W > 32),
+  /// writing their entries to the workspace lists, until none is left (the next
+  /// chunk is claimed while the current one is validated); the block drawing
+  /// the launch's last ticket sets CLAIM to the next epoch. Then add the
+  /// block's counts to the workspace totals and its progress to PROGRESS. The
+  /// block whose addition completes the chunk count plans (PLANNER = 0), with
+  /// the totals in its shared values (and zeroes them for the next launch); the
+  /// others wait for its verdict. A block waits only for the planner, which is
+  /// running and waits for nobody (every chunk was validated by a block that
+  /// had claimed it, without waiting): no residency assumption can deadlock.
   void validateChunks();
 
   /// Blocks of a launch past the local capacity other than the planner:

@@ -1,9 +1,10 @@
 //===- FusedPlan.cpp - phase A of the fused kernel: validation, plan ------===//
 //
 // Phase A of the kernel FusedMove.cpp builds: each request validated on its
-// own (a bad one skipped and reported; a small batch a thread per request
-// column, checkSmallBatch, the others a thread per request), its (target,
-// source) entries written, the verdict on hazards across requests (a
+// own (a bad one skipped and reported; a small batch, and each chunk of a
+// large one, a thread per request column, checkSmallBatch; a larger local
+// batch, or requests of more than 32 columns, a thread per request), its
+// (target, source) entries written, the verdict on hazards across requests (a
 // shared-memory table for local batches, filled and probed without loops by a
 // small one, smallCrossCheck; the workspace table and depth plan of MovePlan
 // for large ones, after every block validated its claimed chunks), and the
@@ -40,8 +41,7 @@ void FusedKernel::validateChunks() {
   Value lanes = lanesPerRequest();
   Value log2Per = log2ChunkRequests();
   Value per = arith::ShLIOp::create(b, one, log2Per);
-  Value chunks =
-      arith::ShRUIOp::create(b, k.add(bs, k.sub(per, one)), log2Per);
+  Value chunks = arith::ShRUIOp::create(b, k.add(bs, k.sub(per, one)), log2Per);
   Value low = k.i64(0xffffffff);
   // Every block draws one ticket past the chunks: the launch's last ticket
   // is chunks + blocks - 1, and its block starts the next epoch.
@@ -130,8 +130,7 @@ void FusedKernel::validateChunks() {
                 k.cmp(P::ne, arith::ShRUIOp::create(b, after, k.i64(32)), zero);
             k.ifThen(others, [&] {
               // Acquire: every block's entries and totals are visible.
-              LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel,
-                                    "device");
+              LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
               auto take = [&](int64_t t) {
                 return globalAtomic(LLVM::AtomicBinOp::xchg, word(t), zero);
               };
@@ -184,9 +183,8 @@ void FusedKernel::waitVerdict() {
           k.cmp(P::ne, k.bitAnd(got, k.i64(~int64_t(0xffffffff))), epoch);
       Value verdict = k.select(stale, k.i32(0), k.toI32(got));
       // Bits 0-47: the chunks validated, and the blocks that moved.
-      Value nothingMoves =
-          k.cmp(P::eq, k.bitAnd(progress, k.i64((int64_t(1) << 48) - 1)),
-                chunks);
+      Value nothingMoves = k.cmp(
+          P::eq, k.bitAnd(progress, k.i64((int64_t(1) << 48) - 1)), chunks);
       verdict = k.select(nothingMoves, k.i32(V_NONE), verdict);
       Value waiting = k.cmp(P::eq, verdict, k.i32(0));
       // A short sleep: the verdict is on every waiter's critical path, and
