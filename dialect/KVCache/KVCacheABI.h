@@ -245,6 +245,12 @@ enum KVCacheFusedTotal {
   KVCACHE_TOTAL_FIRST_BAD = 4,
   KVCACHE_TOTAL_PROGRESS = 5,
 };
+/// The bit fields of PROGRESS (their low bits): a block's chunks, whether
+/// it moved, whether it skipped.
+enum KVCacheFusedProgress {
+  KVCACHE_PROGRESS_MOVED_BIT = 32,
+  KVCACHE_PROGRESS_SKIPPED_BIT = 48,
+};
 
 #ifdef __cplusplus
 }

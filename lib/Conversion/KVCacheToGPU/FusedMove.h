@@ -241,10 +241,13 @@ struct FusedKernel {
   /// Whether a request's columns fit one warp's lanes (1 <= W <= 32): then
   /// small batches and the chunks of large ones are validated a thread per
   /// (request, column).
-  Value lanesPerRequest();
+  Value columnsFitWarp();
   /// log2 of the requests in a chunk of a large batch: block / L when
-  /// lanesPerRequest, else block (a thread per request).
+  /// columnsFitWarp, else block (a thread per request).
   Value log2ChunkRequests();
+  /// The chunks of a large batch, of 2^log2Per requests each: what
+  /// PROGRESS counts to (validateChunks and the waiters agree through it).
+  Value chunkCount(Value log2Per);
 
   /// The hazard table of a small batch: 2 * block slots of i64 keys and
   /// i32 writers in the arena (a small batch has at most `block` entries),

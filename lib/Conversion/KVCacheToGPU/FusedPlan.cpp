@@ -26,22 +26,26 @@ using namespace mlir::kvcache::fused;
 
 static Value log2Lanes(KernelBuilder &k, Value W);
 
-Value FusedKernel::lanesPerRequest() {
+Value FusedKernel::columnsFitWarp() {
   return k.bitAnd(k.cmp(P::sge, W, one), k.cmp(P::sle, W, k.i64(32)));
 }
 
 Value FusedKernel::log2ChunkRequests() {
   int64_t log2T = llvm::Log2_64(T);
-  return k.select(lanesPerRequest(), k.sub(k.i64(log2T), log2Lanes(k, W)),
+  return k.select(columnsFitWarp(), k.sub(k.i64(log2T), log2Lanes(k, W)),
                   k.i64(log2T));
+}
+
+Value FusedKernel::chunkCount(Value log2Per) {
+  Value per = arith::ShLIOp::create(b, one, log2Per);
+  return arith::ShRUIOp::create(b, k.add(bs, k.sub(per, one)), log2Per);
 }
 
 void FusedKernel::validateChunks() {
   Value isThread0 = k.cmp(P::eq, tid, zero);
-  Value lanes = lanesPerRequest();
+  Value lanes = columnsFitWarp();
   Value log2Per = log2ChunkRequests();
-  Value per = arith::ShLIOp::create(b, one, log2Per);
-  Value chunks = arith::ShRUIOp::create(b, k.add(bs, k.sub(per, one)), log2Per);
+  Value chunks = chunkCount(log2Per);
   Value low = k.i64(0xffffffff);
   // Every block draws one ticket past the chunks: the launch's last ticket
   // is chunks + blocks - 1, and its block starts the next epoch.
@@ -106,8 +110,13 @@ void FusedKernel::validateChunks() {
                          k.sub(k.i64(INT64_MAX), first));
           });
           Value progress = k.add(
-              mine, k.add(k.select(anyMoved, k.i64(int64_t(1) << 32), zero),
-                          k.select(anySkipped, k.i64(int64_t(1) << 48), zero)));
+              mine,
+              k.add(k.select(anyMoved,
+                             k.i64(int64_t(1) << KVCACHE_PROGRESS_MOVED_BIT),
+                             zero),
+                    k.select(anySkipped,
+                             k.i64(int64_t(1) << KVCACHE_PROGRESS_SKIPPED_BIT),
+                             zero)));
           // Release: the block's entries and totals before its progress.
           LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
           Value after =
@@ -127,7 +136,10 @@ void FusedKernel::validateChunks() {
             // there anything to acquire: a batch in which no block moved
             // reads no other block's entries (its plan is skipped).
             Value others =
-                k.cmp(P::ne, arith::ShRUIOp::create(b, after, k.i64(32)), zero);
+                k.cmp(P::ne,
+                      arith::ShRUIOp::create(b, after,
+                                             k.i64(KVCACHE_PROGRESS_MOVED_BIT)),
+                      zero);
             k.ifThen(others, [&] {
               // Acquire: every block's entries and totals are visible.
               LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
@@ -167,10 +179,7 @@ void FusedKernel::waitVerdict() {
     // it so) and goes back to zero once the planner has read it: a
     // waiter that misses the complete count still gets FLAG.
     Value epoch = k.load(i64, val(EPOCH), 8);
-    Value log2Per = log2ChunkRequests();
-    Value chunks = arith::ShRUIOp::create(
-        b, k.add(bs, k.sub(arith::ShLIOp::create(b, one, log2Per), one)),
-        log2Per);
+    Value chunks = chunkCount(log2ChunkRequests());
     auto relaxed = [&](int64_t w) -> Value {
       return LLVM::LoadOp::create(b, i64, word(w), /*alignment=*/8,
                                   /*isVolatile=*/false, false, false, false,
@@ -182,9 +191,12 @@ void FusedKernel::waitVerdict() {
       Value stale =
           k.cmp(P::ne, k.bitAnd(got, k.i64(~int64_t(0xffffffff))), epoch);
       Value verdict = k.select(stale, k.i32(0), k.toI32(got));
-      // Bits 0-47: the chunks validated, and the blocks that moved.
+      // The chunks validated, and the blocks that moved.
       Value nothingMoves = k.cmp(
-          P::eq, k.bitAnd(progress, k.i64((int64_t(1) << 48) - 1)), chunks);
+          P::eq,
+          k.bitAnd(progress,
+                   k.i64((int64_t(1) << KVCACHE_PROGRESS_SKIPPED_BIT) - 1)),
+          chunks);
       verdict = k.select(nothingMoves, k.i32(V_NONE), verdict);
       Value waiting = k.cmp(P::eq, verdict, k.i32(0));
       // A short sleep: the verdict is on every waiter's critical path, and
@@ -606,7 +618,7 @@ static Value log2Lanes(KernelBuilder &k, Value W) {
 Value FusedKernel::smallBatch() {
   Value lanes = arith::ShLIOp::create(b, one, log2Lanes(k, W));
   Value fits = k.cmp(P::sle, k.mul(bs, lanes), k.i64(T));
-  return k.bitAnd(k.bitAnd(local, fits), lanesPerRequest());
+  return k.bitAnd(k.bitAnd(local, fits), columnsFitWarp());
 }
 
 void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
