@@ -144,6 +144,18 @@ struct FusedKernel {
   /// An i64 word of the workspace's first 64 bytes: a control word
   /// (KVCacheFusedControl) or a total (KVCacheFusedTotal).
   Value word(int64_t f) { return k.gep(p["workspace"], i64, k.i64(f)); }
+  /// Relaxed device-scope access to control word `w` (not volatile: a
+  /// volatile access is system scope in PTX); ordered by explicit fences.
+  Value loadWord(int64_t w) {
+    return LLVM::LoadOp::create(b, i64, word(w), /*alignment=*/8,
+                                /*isVolatile=*/false, false, false, false,
+                                LLVM::AtomicOrdering::monotonic, "device");
+  }
+  void storeWord(Value v, int64_t w) {
+    LLVM::StoreOp::create(b, v, word(w), /*alignment=*/8,
+                          /*isVolatile=*/false, false, false,
+                          LLVM::AtomicOrdering::monotonic, "device");
+  }
   Value globalAtomic(LLVM::AtomicBinOp bin, Value at, Value v) {
     return LLVM::AtomicRMWOp::create(b, bin, at, v,
                                      LLVM::AtomicOrdering::monotonic, "device");

@@ -61,9 +61,7 @@ void FusedKernel::validateChunks() {
     k.ifThen(k.cmp(P::eq, ticket, lastTicket), [&] {
       Value next = arith::ShLIOp::create(
           b, k.add(arith::ShRUIOp::create(b, got, k.i64(32)), one), k.i64(32));
-      LLVM::StoreOp::create(b, next, word(KVCACHE_CTRL_CLAIM), 8,
-                            /*isVolatile=*/false, false, false,
-                            LLVM::AtomicOrdering::monotonic, "device");
+      storeWord(next, KVCACHE_CTRL_CLAIM);
     });
     return k.toI32(ticket);
   };
@@ -128,9 +126,7 @@ void FusedKernel::validateChunks() {
           // Every block that adds to the totals has added: the planner
           // reads them and leaves them zero for the next launch.
           k.ifThen(isLast, [&] {
-            LLVM::StoreOp::create(b, zero, word(KVCACHE_TOTAL_PROGRESS), 8,
-                                  /*isVolatile=*/false, false, false,
-                                  LLVM::AtomicOrdering::monotonic, "device");
+            storeWord(zero, KVCACHE_TOTAL_PROGRESS);
             // The totals, read only if some block moved or skipped
             // (otherwise they are all zero: no round trip). Only then is
             // there anything to acquire: a batch in which no block moved
@@ -180,14 +176,9 @@ void FusedKernel::waitVerdict() {
     // waiter that misses the complete count still gets FLAG.
     Value epoch = k.load(i64, val(EPOCH), 8);
     Value chunks = chunkCount(log2ChunkRequests());
-    auto relaxed = [&](int64_t w) -> Value {
-      return LLVM::LoadOp::create(b, i64, word(w), /*alignment=*/8,
-                                  /*isVolatile=*/false, false, false, false,
-                                  LLVM::AtomicOrdering::monotonic, "device");
-    };
     Value v = k.whileLoop(k.i32(0), [&](Value) -> std::pair<Value, Value> {
-      Value got = relaxed(KVCACHE_CTRL_FLAG);
-      Value progress = relaxed(KVCACHE_TOTAL_PROGRESS);
+      Value got = loadWord(KVCACHE_CTRL_FLAG);
+      Value progress = loadWord(KVCACHE_TOTAL_PROGRESS);
       Value stale =
           k.cmp(P::ne, k.bitAnd(got, k.i64(~int64_t(0xffffffff))), epoch);
       Value verdict = k.select(stale, k.i32(0), k.toI32(got));
@@ -356,9 +347,7 @@ void FusedKernel::plan() {
                                 arith::ExtUIOp::create(b, i64, verdict));
       // Relaxed behind the fence; device scope (a volatile or release
       // store here was a system-scope fence and store).
-      LLVM::StoreOp::create(b, published, word(KVCACHE_CTRL_FLAG), 8,
-                            /*isVolatile=*/false, false, false,
-                            LLVM::AtomicOrdering::monotonic, "device");
+      storeWord(published, KVCACHE_CTRL_FLAG);
     });
     Value st = p["status"];
     Value code = k.load(i64, val(CODE), 8);
