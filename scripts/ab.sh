@@ -13,7 +13,8 @@
 #        runtime before its benchmark, so that a variant is timed only
 #        after it was shown exact (default: none); SPECC_AB_TESTED: the
 #        variants (folder names) those tests run on (default: all; the
-#        baseline's image is usually tested already).
+#        baseline's image is usually tested already); SPECC_AB_ARGS: more
+#        arguments for bench_move.py (e.g. "--flush-kind clean").
 # Writes $OUT/ab-<variant>.{json,txt}, $OUT/ab-tests-<variant>.log and
 # $OUT/ab.md.
 set -uo pipefail
@@ -47,7 +48,7 @@ for name in "${names[@]}"; do
   SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_RUNTIME_LIB=/tmp/ab-rt-$name/lib/libspecc_runtime.so \
     PYTHONPATH=$root/python python3 "$root/python/benchmarks/bench_move.py" \
     --sglang-src /nonexistent --layouts ${SPECC_AB_LAYOUT:-llama8b} --bs ${SPECC_AB_BS:-1 8 32 128 512} \
-    --reps 50 --host-reps 200 --out "$OUT/ab-$name.json" > "$OUT/ab-$name.txt" 2>&1
+    --reps 50 --host-reps 200 ${SPECC_AB_ARGS:-} --out "$OUT/ab-$name.json" > "$OUT/ab-$name.txt" 2>&1
   echo "variant $name: rc=$? ($(tail -1 "$OUT/ab-$name.txt"))"
 done
 python3 - "$OUT" "${names[@]}" <<'PY' | tee "$OUT/ab.md"

@@ -33,6 +33,13 @@ Per configuration (KV layout x chain/tree x batch size), per path:
     a call is bracketed by two marker kernels on the stream and its device time
     is the sum of the durations between them (launch gaps excluded). L2 is
     flushed before each call. Median over ``--reps`` calls.
+
+The flush writes zeros over ``--flush-mib`` MiB, so the call finds the L2
+full of dirty lines, whose write-backs its own lines force (as after the
+kernels that run before it in a server). ``--flush-kind clean`` reads the
+flush buffer after writing it: the call then finds clean lines, which cost
+nothing to evict (what ``ncu --cache-control all`` leaves). The targets are
+judged on the default, ``dirty``.
 (b) **graph**: one CUDA-graph replay (one graph per input set) from idle:
     synchronize, flush L2, synchronize, record an event, replay, record an
     event. Median over ``--reps`` replays.
@@ -966,6 +973,7 @@ class Meter:
         self.reps, self.host_reps, self.min_reps = args.reps, args.host_reps, args.min_reps
         self.budget_s, self.sync_every = args.budget_s, args.sync_every
         self.cache = torch.empty(args.flush_mib << 20, dtype=torch.uint8, device="cuda")
+        self.clean = args.flush_kind == "clean"
         self.has_marker = hasattr(torch.cuda, "_sleep")
         # The one-node graph of the empty kernel (measure_floor), replayed in
         # turns with each small batch's graphs.
@@ -973,6 +981,10 @@ class Meter:
 
     def flush(self) -> None:
         self.cache.zero_()
+        if self.clean:
+            # Reads every line back: the dirty ones are written back now
+            # (the sum is kept, so that the read is not optimized away).
+            self.sink = self.cache.view(torch.int64).sum()
 
     @staticmethod
     def mark() -> None:
@@ -1641,7 +1653,7 @@ def _run_gpu(args: argparse.Namespace, workdir: pathlib.Path, cache_dir: str, ca
         "nominal_reps": {"device_us": args.reps, "graph_us": args.reps, "span_us": args.reps,
                          "host_us": args.host_reps},
         "min_reps": args.min_reps, "budget_s": args.budget_s, "sync_every": args.sync_every,
-        "flush_mib": args.flush_mib, "compile_budget_s": args.compile_budget_s,
+        "flush_mib": args.flush_mib, "flush_kind": args.flush_kind, "compile_budget_s": args.compile_budget_s,
         "compile_procs": args.compile_procs, "case_info": {("tree" if k else "chain"): v
                                                             for k, v in infos.items()},
         "kv_copy_tile_mode": args.tile_config,
@@ -1856,6 +1868,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     ap.add_argument("--sync-every", type=int, default=16,
                     help="host timing: synchronise (outside the timed region) every N calls")
     ap.add_argument("--flush-mib", type=int, default=256, help="size of the L2 flush buffer")
+    ap.add_argument("--flush-kind", choices=("dirty", "clean"), default="dirty",
+                    help="leave the flushed L2 dirty (zeros written) or clean (read back)")
     ap.add_argument("--copy-gib", type=float, default=2.0, help="size of the bandwidth copy")
     ap.add_argument("--max-gib", type=float, default=64.0, help="skip pools larger than this")
     ap.add_argument("--compile-procs", type=int, default=max(1, min(12, (os.cpu_count() or 4) - 4)),

@@ -332,6 +332,8 @@ def markdown(data: Dict[str, Any]) -> str:
         f"| specc backend | {h.get('specc_backend', '?')} |",
         f"| W, tree drafts, input sets | {h.get('w', '?')}, {h.get('tree_drafts', '?')}, {h.get('sets', '?')} |",
         f"| targets | {h.get('targets', 'req_to_token')} (both paths) |",
+        f"| L2 flush | {h.get('flush_mib', '?')} MiB of zeros written"
+        f"{', then read back (clean L2)' if h.get('flush_kind') == 'clean' else ' (dirty L2)'} |",
         f"| calls per median (nominal) | device {nominal.get('device_us', '?')}, graph "
         f"{nominal.get('graph_us', '?')}, span {nominal.get('span_us', '?')}, host "
         f"{nominal.get('host_us', '?')}; fewer (>= {h.get('min_reps', '?')}) where one measurement "
