@@ -16,9 +16,27 @@ each call and prints the median cycles of each phase:
 
 Block 0 of a large batch (bs * W > 1024) may be a waiting block, which
 takes none of the stamps of the plan: those configurations are not run.
+
+`--planner` reads an image built with `variants/planner-stamps.patch`
+instead: the planner block of a large batch (the block whose validation
+completes the chunk count) stamps its own phases, nine deltas of 21 bits
+packed three to a field:
+
+  to-plan     kernel start to the planner's plan() (claims, validation,
+              the progress count)
+  first-bad   recordFirstViolation
+  prefetch    the L1 prefetch of the workspace lists
+  init        the hazard table cleared
+  insert      every moving target inserted
+  lookup      every moving source looked up
+  found       the unsafe branch (the depth plan) and the barrier
+  publish     the verdict's fence and store
+  record      the status record
+
 Usage (GPU host, runtime built from the stamped image):
   SPECC_RUNTIME_LIB=.../libspecc_runtime.so PYTHONPATH=python \\
       python3 python/benchmarks/phase_stamps.py [--no-flush] [--calls 15]
+      [--planner --bs 512 2048]
 """
 
 import argparse
@@ -27,7 +45,12 @@ import statistics
 import sys
 
 PHASES = ("validate", "hazard", "verdict", "move", "drain")
-LAYOUTS = {"llama8b": (32, 2048), "llama70b-tp8": (80, 256)}
+PLANNER_PHASES = ("to-plan", "first-bad", "prefetch", "init", "insert", "lookup",
+                  "found", "publish", "record")
+LAYOUTS = {"llama8b": (32, 2048), "llama70b-tp8": (80, 256),
+           # Two buffers of 256 B rows: the planner's phases do not depend on
+           # the buffers, and large batches are quick to build with them.
+           "tiny": (1, 256)}
 
 
 def phases(status):
@@ -36,14 +59,24 @@ def phases(status):
     return (e & 0xFFFFFFFF, e >> 32, v & 0xFFFFFFFF, v >> 32, b)
 
 
+def planner_phases(status):
+    """The nine planner phase times (cycles) of planner-stamps.patch."""
+    m = (1 << 21) - 1
+    return tuple((status[f] >> s) & m for f in (1, 2, 3) for s in (0, 21, 42))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--no-flush", action="store_true", help="leave the L2 warm")
     ap.add_argument("--calls", type=int, default=15)
     ap.add_argument("--bs", type=int, nargs="+", default=[1, 8, 32, 128])
-    ap.add_argument("--layouts", nargs="+", default=list(LAYOUTS), choices=list(LAYOUTS))
+    ap.add_argument("--layouts", nargs="+", default=["llama8b", "llama70b-tp8"],
+                    choices=list(LAYOUTS))
+    ap.add_argument("--planner", action="store_true",
+                    help="large batches, stamps of planner-stamps.patch")
     opts = ap.parse_args()
+    names, decode = (PLANNER_PHASES, planner_phases) if opts.planner else (PHASES, phases)
     # Imported here, so that `phases` needs neither torch nor a GPU.
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
     import torch
@@ -52,12 +85,12 @@ def main():
     from gpu_cases import make_case
 
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
-    print(f"{'case':32s} " + " ".join(f"{p:>8s}" for p in PHASES) + f" {'total':>8s}  (cycles)")
+    print(f"{'case':32s} " + " ".join(f"{p:>9s}" for p in names) + f" {'total':>8s}  (cycles)")
     for layout in opts.layouts:
         layers, row = LAYOUTS[layout]
         for tree in (False, True):
             for bs in opts.bs:
-                if bs * 4 > 1024:
+                if (bs * 4 > 1024) != opts.planner:
                     continue
                 args, bufs = make_case(bs, 4, tree=tree, layers=layers, k_row=row,
                                        v_row=row, seed=bs)
@@ -72,10 +105,10 @@ def main():
                     if st[0] != 0:
                         sys.exit(f"{layout} bs={bs}: the batch was refused ({st}); "
                                  "stamps are only read from valid batches")
-                    runs.append(phases(st))
-                med = [statistics.median(r[i] for r in runs) for i in range(len(PHASES))]
+                    runs.append(decode(st))
+                med = [statistics.median(r[i] for r in runs) for i in range(len(names))]
                 name = f"{layout} {'tree' if tree else 'chain'} bs={bs}"
-                print(f"{name:32s} " + " ".join(f"{m:8.0f}" for m in med) + f" {sum(med):8.0f}")
+                print(f"{name:32s} " + " ".join(f"{m:9.0f}" for m in med) + f" {sum(med):8.0f}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""The phase-stamp variant (python/benchmarks/variants/phase-stamps.patch)
-still applies to the fused kernel's lowering, and phase_stamps.py unpacks
-the record as the patch packs it. Needs neither torch nor a GPU."""
+"""The phase-stamp variants (python/benchmarks/variants/phase-stamps.patch and
+planner-stamps.patch) still apply to the fused kernel's lowering, and
+phase_stamps.py unpacks the record as each patch packs it. Needs neither
+torch nor a GPU."""
 
 import pathlib
 import shutil
@@ -15,14 +16,16 @@ sys.path.insert(0, str(ROOT / "python" / "benchmarks"))
 import phase_stamps  # noqa: E402
 
 PATCH = ROOT / "python" / "benchmarks" / "variants" / "phase-stamps.patch"
+PLANNER_PATCH = PATCH.with_name("planner-stamps.patch")
 
 
-def test_patch_applies_to_the_lowering():
+@pytest.mark.parametrize("patch", [PATCH, PLANNER_PATCH], ids=lambda p: p.stem)
+def test_patch_applies_to_the_lowering(patch):
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("needs git and a git checkout")
-    r = subprocess.run(["git", "apply", "--check", str(PATCH)], cwd=ROOT,
+    r = subprocess.run(["git", "apply", "--check", str(patch)], cwd=ROOT,
                        capture_output=True, text=True)
-    assert r.returncode == 0, "refresh the phase-stamp patch: " + r.stderr
+    assert r.returncode == 0, f"refresh {patch.name}: " + r.stderr
 
 
 def test_patch_packs_what_the_script_unpacks():
@@ -33,3 +36,15 @@ def test_patch_packs_what_the_script_unpacks():
     assert "d(S4, S5)" in text and "KVCACHE_STATUS_BOUND" in text
     record = (0, 3300 | (1288 << 32), 378 | (3233 << 32), 838, 0, 3, 1, 0)
     assert phase_stamps.phases(record) == (3300, 1288, 378, 3233, 838)
+
+
+def test_planner_patch_packs_what_the_script_unpacks():
+    text = PLANNER_PATCH.read_text()
+    # Nine deltas of 21 bits, three to a field, from S0, S3 and S6 on.
+    for field, first in (("ENTRY", "S0"), ("VALUE", "S3"), ("BOUND", "S6")):
+        assert f"put(KVCACHE_STATUS_{field}, pack({first}));" in text
+    assert "k.i64(21)" in text and "k.i64(42)" in text
+    deltas = list(range(1000, 10000, 1000))
+    fields = [sum(d << (21 * i) for i, d in enumerate(deltas[f:f + 3])) for f in (0, 3, 6)]
+    record = (0, *fields, 0, 5, 1, 0)
+    assert phase_stamps.planner_phases(record) == tuple(deltas)
