@@ -85,12 +85,12 @@ def run(args, bufs, skip=(), check=True):
     torch.cuda.synchronize()
     assert all(torch.equal(a, b) for a, b in zip(bufs, want))
     return specc.last_status()
-# bs 8 and 20 at W = 5 (8 lanes a request): validated a thread per
+# bs 4, 8 and 20 at W = 5 (8 lanes a request): validated a thread per
 # (request, column); bs * W = 480: every block plans alone (up to 1024
 # entries), a thread per request; 1500 and 3000: one planner block, the
 # others wait.
-for bs, tree in ((8, True), (20, False), (96, False), (96, True), (300, True), (600, False),
-                 (600, True)):
+for bs, tree in ((4, True), (8, True), (20, False), (96, False), (96, True), (300, True),
+                 (600, False), (600, True)):
     args, bufs = make_case(bs, 5, tree=tree, layers=2, k_row=160, v_row=20, seed=1)
     run(args, bufs)
 # A batch that fills the grid (bs x ceil(buffers / 2) x row slices above its
@@ -106,6 +106,9 @@ run(args, bufs)
 for bs, upto in ((64, None), (300, None), (700, 250)):
     args, bufs = _crossed(bs, 4, seed=bs, upto=upto)
     assert run(args, bufs)[6] == 2
+# Crossed sources in a small batch of one warp (bs 8 at W = 4).
+args, bufs = _crossed(8, 4, seed=8)
+run(args, bufs)
 # One bad request among the others, on both plans.
 for bs in (16, 400, 700):
     args, bufs = make_case(bs, 4, tree=True, seed=7)

@@ -412,6 +412,93 @@ def test_small_batch_hazards(bs, crossed):
         assert st[0] == 0 and st[6] == _path_by_rule(args, tgt, src), (seed, st)
 
 
+# Small batches (a thread per request column, L lanes a request, L the
+# power of two >= W) at widths from 1 to 32, their lanes filling one warp
+# or a little more: crossed sources (swaps, cycles, reads of another
+# request's target) in all or some requests, two requests sharing their
+# targets (a row written twice), and plain trees. Every verdict follows the
+# rule, every move is exact.
+@pytest.mark.parametrize("bs,w", [(1, 32), (2, 16), (3, 8), (4, 8), (5, 8), (8, 3),
+                                  (10, 3), (16, 2), (17, 2), (32, 1), (33, 1)])
+@pytest.mark.parametrize("kind", ["all", "some", "shared", "none"])
+def test_small_batch_widths(bs, w, kind):
+    paths = set()
+    for seed in range(6):
+        seed += 1000 * bs + 10 * w
+        if kind in ("all", "some"):
+            args, bufs = _crossed(bs, w, seed=seed,
+                                  upto=None if kind == "all" else max(1, bs // 2))
+        else:
+            args, bufs = make_case(bs, w, tree=True, seed=seed)
+        if kind == "shared" and bs > 1:
+            # The last request writes the first one's rows (same pool row and
+            # length) from its own sources: targets written twice, whose rows
+            # end up holding pieces of either source (outside the contract),
+            # every other row exact.
+            for name in ("req_pool_indices", "seq_lens"):
+                args[name][-1] = args[name][0]
+            want_bufs, tgt, src = reference(args, bufs)
+            specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs, check=True)
+            torch.cuda.synchronize()
+            tl = tgt.tolist()
+            twice = torch.tensor(sorted({x for x in tl if tl.count(x) > 1}), dtype=torch.long)
+            for got, exp in zip(bufs, want_bufs):
+                keep = torch.ones(got.shape[0], dtype=torch.bool)
+                keep[twice] = False
+                assert torch.equal(got[keep.to(got.device)], exp[keep.to(exp.device)])
+        else:
+            tgt, src = run_and_compare(args, bufs)
+        st = specc.last_status()
+        want = _path_by_rule(args, tgt, src)
+        assert st[0] == 0 and st[6] == want, (seed, st, want)
+        paths.add(want)
+    if kind == "none":
+        assert paths <= {0, 1}
+    elif kind == "all" and w > 1:
+        assert 2 in paths, paths
+
+
+# Past 2048 entries the planner checks with the workspace's table, its
+# probes a batch of a thread's entries at a time: plain trees (every hazard
+# inside its request), a few requests crossed (the last ones, and some near
+# the middle), and a random half of the requests with order hazards of their
+# own. Every verdict follows the rule, every move is exact.
+@pytest.mark.parametrize("bs", [600, 2100])
+@pytest.mark.parametrize("kind", ["plain", "crossed", "inside"])
+def test_workspace_table_verdicts(bs, kind):
+    seed = bs + len(kind)
+    if kind == "crossed":
+        args, bufs = _crossed(bs, 4, seed=seed, upto=None)
+        # Only a few requests keep crossed sources: the others get their own.
+        plain, _ = make_case(bs, 4, tree=True, seed=seed)
+        ocl = args["out_cache_loc"].view(bs, -1)
+        keep = torch.ones(bs, dtype=torch.bool)
+        keep[[bs // 2 - 1, bs // 2, bs - 2, bs - 1]] = False
+        ocl[keep] = plain["out_cache_loc"].view(bs, -1)[keep]
+    else:
+        args, bufs = make_case(bs, 4, tree=kind == "plain", seed=seed, slots_extra=bs)
+    if kind == "inside":
+        # Requests in a random half read, at entry 3, the row that their
+        # entry 1 writes (written before read).
+        g = torch.Generator().manual_seed(seed)
+        rt, ocl = args["req_to_token"], args["out_cache_loc"]
+        used = set(rt.flatten().tolist()) | set(ocl.tolist())
+        spare = [x for x in range(1, bufs[0].shape[0]) if x not in used]
+        d = ocl.shape[0] // bs
+        for n, r in enumerate(torch.randperm(bs, generator=g)[: bs // 2].tolist()):
+            row, s0 = int(args["req_pool_indices"][r]), int(args["seq_lens"][r])
+            args["num_correct_drafts"][r] = 3
+            args["accept_index"][r] = torch.arange(r * d, r * d + 4,
+                                                   dtype=args["accept_index"].dtype)
+            ocl[r * d + 1] = spare[n]
+            ocl[r * d + 3] = rt[row, s0 + 1]
+    tgt, src = run_and_compare(args, bufs)
+    st = specc.last_status()
+    want = _path_by_rule(args, tgt, src)
+    assert want == (1 if kind == "plain" else 2)
+    assert st[0] == 0 and st[6] == want, st
+
+
 # One request, in entry order: entry 2 reads the row entry 3 writes (read
 # before written: the per-request move), or entry 3 reads the row entry 1
 # writes (written before read: staged).
