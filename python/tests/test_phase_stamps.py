@@ -1,7 +1,7 @@
-"""The phase-stamp variants (python/benchmarks/variants/phase-stamps.patch and
-planner-stamps.patch) still apply to the fused kernel's lowering, and
-phase_stamps.py unpacks the record as each patch packs it. Needs neither
-torch nor a GPU."""
+"""Every kernel variant kept as a patch (python/benchmarks/variants/*.patch)
+still applies to the fused kernel's lowering, and phase_stamps.py unpacks
+the record as each phase-stamp patch packs it. Needs neither torch nor a
+GPU."""
 
 import pathlib
 import shutil
@@ -15,11 +15,13 @@ sys.path.insert(0, str(ROOT / "python" / "benchmarks"))
 
 import phase_stamps  # noqa: E402
 
-PATCH = ROOT / "python" / "benchmarks" / "variants" / "phase-stamps.patch"
-PLANNER_PATCH = PATCH.with_name("planner-stamps.patch")
+VARIANTS = ROOT / "python" / "benchmarks" / "variants"
+PATCH = VARIANTS / "phase-stamps.patch"
+PLANNER_PATCH = VARIANTS / "planner-stamps.patch"
 
 
-@pytest.mark.parametrize("patch", [PATCH, PLANNER_PATCH], ids=lambda p: p.stem)
+# Every variant kept as a patch, the stamps and the candidates alike.
+@pytest.mark.parametrize("patch", sorted(VARIANTS.glob("*.patch")), ids=lambda p: p.stem)
 def test_patch_applies_to_the_lowering(patch):
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("needs git and a git checkout")
