@@ -20,7 +20,7 @@ PATCH = VARIANTS / "phase-stamps.patch"
 PLANNER_PATCH = VARIANTS / "planner-stamps.patch"
 
 
-# Every variant kept as a patch, the stamps and the candidates alike.
+# Every variant kept as a patch: one that no longer applies is stale.
 @pytest.mark.parametrize("patch", sorted(VARIANTS.glob("*.patch")), ids=lambda p: p.stem)
 def test_patch_applies_to_the_lowering(patch):
     if shutil.which("git") is None or not (ROOT / ".git").exists():
