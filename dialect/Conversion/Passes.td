@@ -64,8 +64,12 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       to `block` lanes (L lanes a request, L the power of two >= W <= 32)
       with a thread per (request, column) whose request's lanes combine
       their columns by warp ballots (short straight-line code: a small
-      batch's latency is mostly the fetch of the instructions it runs),
-      larger ones with a thread per request in rounds of `block`;
+      batch's latency is mostly the fetch of the instructions it runs;
+      with window targets, out_cache_loc, up to `3 x block` slots, is copied
+      into shared memory by cp.async beside the first loads, so that both
+      slots of every entry are read from there after one barrier: one
+      memory round trip instead of two), larger ones with a thread per
+      request in rounds of `block`;
       larger ones are validated by every block, a chunk of `block` requests
       at a time taken from a counter in the workspace, and checked and
       planned there by the block that validates the last chunk, while the

@@ -373,6 +373,37 @@ def test_crossed_sources(bs, upto):
     assert specc.last_status()[6] == 2  # the staged path
 
 
+def _window_crossed(bs, w, seed):
+    """Window targets where every request's accepted drafts read slots that
+    the next request writes (the first acc slots of its verify window):
+    rows shared between requests, read before they are overwritten."""
+    args, bufs = make_case(bs, w, tree=True, seed=seed)
+    acc = args["num_correct_drafts"].long().cpu() + 1
+    d = args["out_cache_loc"].numel() // bs
+    accept = args["accept_index"].cpu().clone()
+    for i in range(bs):
+        j = (i + 1) % bs
+        for k in range(1, int(acc[i])):
+            accept[i, k] = j * d + (k - 1) % int(acc[j])
+    args["accept_index"] = accept.to(args["accept_index"].device)
+    return args, bufs
+
+
+# A small batch (shared-memory window), a local batch of 300 requests and
+# one for the planner block (700).
+@pytest.mark.parametrize("bs", [8, 64, 300, 700])
+def test_window_crossed(bs):
+    args, bufs = _window_crossed(bs, 4, seed=bs + 1)
+    want, _, _ = reference(args, bufs, targets="window")
+    specc.move_accept_tokens_to_target_kvcache(
+        None, None, None, args["num_correct_drafts"], args["accept_index"],
+        args["out_cache_loc"], bufs, targets="window", check=True)
+    torch.cuda.synchronize()
+    assert specc.last_status()[4] == 0
+    for got, exp in zip(bufs, want):
+        assert torch.equal(got, exp)
+
+
 def _path_by_rule(args, tgt, src):
     """The path the kernel must take (status field 6), by the rule in
     docs/semantics.md: nothing moves -> 0; a moving target written twice, or
@@ -808,11 +839,13 @@ def test_small_batch_violations(w, kind):
         specc.check()
 
 
-@pytest.mark.parametrize("bs,w", [(1, 1), (7, 3), (64, 4), (65, 4), (32, 8), (8, 32)])
-def test_small_batch_window_targets(bs, w):
+@pytest.mark.parametrize("bs,w,draft", [(1, 1, None), (7, 3, None), (64, 4, None), (65, 4, None),
+                                        (32, 8, None), (8, 32, None), (16, 4, 64), (3, 4, 300)])
+def test_small_batch_window_targets(bs, w, draft):
     """Window targets on both sides of the small-batch bound (64 requests at
-    W = 4): exact, nothing skipped."""
-    args, bufs = make_case(bs, w, tree=True, seed=bs * 3 + w)
+    W = 4), and small batches whose out_cache_loc (bs x draft slots) is too
+    long for a block's shared memory: exact, nothing skipped."""
+    args, bufs = make_case(bs, w, tree=True, num_draft=draft, seed=bs * 3 + w)
     want, _, _ = reference(args, bufs, targets="window")
     specc.move_accept_tokens_to_target_kvcache(
         None, None, None, args["num_correct_drafts"], args["accept_index"],

@@ -39,6 +39,12 @@ inline constexpr int64_t kBlocksPerSM = 2;
 /// entries reuses it for a table of 4 C slots of i32 keys and writers
 /// (32 C).
 inline constexpr int64_t kArenaBytesPerC = 40;
+/// out_cache_loc words a thread brings into shared memory for a small
+/// batch with window targets (the arena's words past a small batch's
+/// target list: 8 (C - T) bytes, C = 4 T).
+inline constexpr int64_t kWindowWordsPerThread = 3;
+static_assert(kWindowWordsPerThread <= kStageSlots - 1,
+              "the window fits between the small batch's lists");
 /// Nanoseconds a waiting block sleeps between polls of the verdict.
 inline constexpr int64_t kPollSleepNs = 64;
 /// Bytes of an L1 line (the unit of the planner's prefetch of the lists).

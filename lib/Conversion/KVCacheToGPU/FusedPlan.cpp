@@ -629,10 +629,34 @@ void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
   }
   Value flat = k.add(k.mul(i, W), j);
   Value a = loadIf(active, "accept_index", flat);
+  // Window targets, a whole local batch whose out_cache_loc fits the
+  // arena's free words (after the first T entries of the target list, which
+  // a small batch does not use): out_cache_loc is copied into shared memory
+  // by cp.async during round trip 1, so that both slots of every entry come
+  // from there (one round trip for the whole validation, not two). The
+  // copies hold no register, so no instruction waits for them before the
+  // barrier that ends the round trip.
   // Behind the first loads, before anyone knows whether the batch moves:
   // a few instructions for a chain, a memory round trip hidden for a tree.
   if (whole)
     prefetchBufferTable();
+  Value windowed = k.i1(false);
+  Value window = arena;
+  Type oclElt = eltOf("out_cache_loc");
+  if (whole && !rows) {
+    window = k.gep(arena, i8, k.i64(8 * T));
+    windowed = k.cmp(P::sle, nOcl, k.i64(kWindowWordsPerThread * T));
+    auto bytes = static_cast<uint32_t>(oclElt.getIntOrFloatBitWidth() / 8);
+    for (int64_t q = 0; q < kWindowWordsPerThread; ++q) {
+      Value x = k.add(tid, k.i64(q * T));
+      k.ifThen(k.bitAnd(windowed, k.cmp(P::slt, x, nOcl)), [&] {
+        NVVM::CpAsyncOp::create(b, k.gep(window, oclElt, x),
+                                k.gep(p["out_cache_loc"], oclElt, x), bytes,
+                                NVVM::LoadCacheModifierKind::CA, Value());
+      });
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b);
+  }
   // The request's lanes: an aligned run of L lanes of one warp (L <= 32).
   Value lane = k.toI32(k.bitAnd(tid, k.i64(31)));
   Value L32 = k.toI32(L);
@@ -676,11 +700,31 @@ void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
   RowBounds rb = rowBounds(i, r, s, acc, d);
   Value rowBase = rb.rowBase;
   Value ok5 = k.bitAnd(ok3, k.bitNot(k.bitOr(rb.outsidePool, rb.outsideRow)));
-  // Memory round trip 2: the entry's target and source.
+  // Memory round trip 2: the entry's target and source (from the window
+  // in shared memory, when round trip 1 brought it there).
   Value want = k.bitAnd(ok5, keep);
-  Value t = loadIf(want, rows ? "req_to_token" : "out_cache_loc",
-                   k.add(rowBase, pos));
-  Value src = loadIf(want, "out_cache_loc", a);
+  if (whole && !rows) {
+    NVVM::CpAsyncWaitGroupOp::create(b, 0);
+    k.barrier();
+  }
+  auto slot = [&](StringRef name, Value idx) {
+    return k.ifValue(
+        want, i64,
+        [&]() -> Value {
+          return k.ifValue(
+              windowed, i64,
+              [&]() -> Value {
+                return k.loadI64(window, oclElt, idx);
+              },
+              [&]() -> Value {
+                return k.loadI64(p[name], eltOf(name), idx);
+              });
+        },
+        [&]() -> Value { return zero; });
+  };
+  Value t = rows ? loadIf(want, "req_to_token", k.add(rowBase, pos))
+                 : slot("out_cache_loc", k.add(rowBase, pos));
+  Value src = slot("out_cache_loc", a);
   Value badSlot = k.bitAnd(want, k.bitOr(k.outside(t, zero, minSlots),
                                          k.outside(src, zero, minSlots)));
   Value anyBadSlot = k.cmp(P::ne, ballot(badSlot), k.i32(0));

@@ -61,9 +61,28 @@
 // request's lanes combine their columns by ballots (kept columns, their
 // positions, indices out of range, bad slots).
 // CHECK: llvm.inline_asm has_side_effects "prefetch.global.L2 [$0];", "l" %{{.*}} : (!llvm.ptr<1>) -> ()
+// Window targets: round trip 1 also copies out_cache_loc, up to 3 words a
+// thread (768 at 256 threads), into the arena past the target list's first
+// 256 entries, by cp.async (no register waits for it); after the copies'
+// wait and a barrier, both slots of an entry are read from there (from
+// out_cache_loc when it does not fit).
+// CHECK: %[[WIN:.*]] = llvm.getelementptr %{{.*}}[%c2048_i64] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %c768_i64 = arith.constant 768 : i64
+// CHECK-NEXT: %[[FITS:.*]] = arith.cmpi sle, %{{.*}}, %c768_i64 : i64
+// CHECK-COUNT-3: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 8, cache =  ca : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.cp.async.commit.group
 // CHECK: nvvm.vote.sync ballot
 // CHECK: llvm.intr.ctpop
 // CHECK: nvvm.vote.sync ballot
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.if %[[FITS]] -> (i64) {
+// CHECK-NEXT: llvm.getelementptr %[[WIN]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
+// CHECK-NEXT: llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> i64
+// CHECK: scf.if %[[FITS]] -> (i64) {
+// CHECK-NEXT: llvm.getelementptr %[[WIN]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
+// CHECK-NEXT: llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> i64
 // CHECK: nvvm.vote.sync ballot
 // Hazards across requests: a small batch's check without loops (its
 // writers numbered i * 32 + j, the request a shift), a larger local
