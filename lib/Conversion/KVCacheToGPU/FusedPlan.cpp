@@ -713,12 +713,8 @@ void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
         [&]() -> Value {
           return k.ifValue(
               windowed, i64,
-              [&]() -> Value {
-                return k.loadI64(window, oclElt, idx);
-              },
-              [&]() -> Value {
-                return k.loadI64(p[name], eltOf(name), idx);
-              });
+              [&]() -> Value { return k.loadI64(window, oclElt, idx); },
+              [&]() -> Value { return k.loadI64(p[name], eltOf(name), idx); });
         },
         [&]() -> Value { return zero; });
   };
