@@ -75,7 +75,7 @@ cat > /tmp/specc_sanitize.py <<'PY'
 import sys; sys.path.insert(0, "tests")
 import torch, specc
 from gpu_cases import make_case, reference
-from test_gpu import _crossed, _window_crossed
+from test_gpu import _crossed, _window_crossed, run_window_and_compare
 def run(args, bufs, skip=(), check=True):
     want, _, _ = reference(args, bufs, skip=skip)
     try:
@@ -112,19 +112,12 @@ run(args, bufs)
 # Window targets (each request's first acc slots of its own verify window):
 # small batches whose out_cache_loc fits in a block's shared memory and one
 # that does not (a 64-draft tree), a larger local batch, the planner's plan.
-def run_window(args, bufs):
-    want, _, _ = reference(args, bufs, targets="window")
-    specc.move_accept_tokens_to_target_kvcache(
-        None, None, None, args["num_correct_drafts"], args["accept_index"],
-        args["out_cache_loc"], bufs, targets="window", check=True)
-    torch.cuda.synchronize()
-    assert all(torch.equal(a, b) for a, b in zip(bufs, want))
 for bs, w, draft in ((1, 4, None), (8, 4, None), (20, 5, None), (16, 4, 64), (96, 4, None),
                      (600, 4, None)):
     args, bufs = make_case(bs, w, tree=True, num_draft=draft, layers=2, k_row=160, seed=5)
-    run_window(args, bufs)
+    run_window_and_compare(args, bufs)
 for bs in (8, 64, 700):
-    run_window(*_window_crossed(bs, 4, seed=bs + 1))
+    run_window_and_compare(*_window_crossed(bs, 4, seed=bs + 1))
 # One bad request among the others, on both plans.
 for bs in (16, 400, 700):
     args, bufs = make_case(bs, 4, tree=True, seed=7)

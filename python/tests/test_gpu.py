@@ -38,6 +38,19 @@ def run_and_compare(args, buffers, *, written_twice_free=False, **kw):
     return tgt, src
 
 
+def run_window_and_compare(args, buffers):
+    """Moves with window targets (the request-table arguments None), then
+    compares every buffer with the reference; returns the status record."""
+    want, _, _ = reference(args, buffers, targets="window")
+    specc.move_accept_tokens_to_target_kvcache(
+        None, None, None, args["num_correct_drafts"], args["accept_index"],
+        args["out_cache_loc"], buffers, targets="window", check=True)
+    torch.cuda.synchronize()
+    for i, (got, exp) in enumerate(zip(buffers, want)):
+        assert torch.equal(got, exp), f"buffer {i} differs"
+    return specc.last_status()
+
+
 def test_backend_matches_request():
     b = specc.backend(0)
     if os.environ.get("SPECC_FORCE_PTX") == "1":
@@ -406,14 +419,7 @@ def _window_crossed(bs, w, seed):
 @pytest.mark.parametrize("bs", [8, 64, 300, 700])
 def test_window_crossed(bs):
     args, bufs = _window_crossed(bs, 4, seed=bs + 1)
-    want, _, _ = reference(args, bufs, targets="window")
-    specc.move_accept_tokens_to_target_kvcache(
-        None, None, None, args["num_correct_drafts"], args["accept_index"],
-        args["out_cache_loc"], bufs, targets="window", check=True)
-    torch.cuda.synchronize()
-    assert specc.last_status()[4] == 0
-    for got, exp in zip(bufs, want):
-        assert torch.equal(got, exp)
+    assert run_window_and_compare(args, bufs)[4] == 0
 
 
 def _path_by_rule(args, tgt, src):
@@ -850,11 +856,4 @@ def test_small_batch_window_targets(bs, w, draft):
     W = 4), and small batches whose out_cache_loc (bs x draft slots) is too
     long for a block's shared memory: exact, nothing skipped."""
     args, bufs = make_case(bs, w, tree=True, num_draft=draft, seed=bs * 3 + w)
-    want, _, _ = reference(args, bufs, targets="window")
-    specc.move_accept_tokens_to_target_kvcache(
-        None, None, None, args["num_correct_drafts"], args["accept_index"],
-        args["out_cache_loc"], bufs, targets="window", check=True)
-    torch.cuda.synchronize()
-    assert specc.last_status()[4] == 0
-    for got, exp in zip(bufs, want):
-        assert torch.equal(got, exp)
+    assert run_window_and_compare(args, bufs)[4] == 0
