@@ -707,20 +707,24 @@ void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
     NVVM::CpAsyncWaitGroupOp::create(b, 0);
     k.barrier();
   }
-  auto slot = [&](StringRef name, Value idx) {
+  // out_cache_loc[idx] when `want` holds (else 0): from the window, or
+  // from global memory when the window did not fit.
+  auto oclSlot = [&](Value idx) {
     return k.ifValue(
         want, i64,
         [&]() -> Value {
           return k.ifValue(
               windowed, i64,
               [&]() -> Value { return k.loadI64(window, oclElt, idx); },
-              [&]() -> Value { return k.loadI64(p[name], eltOf(name), idx); });
+              [&]() -> Value {
+                return k.loadI64(p["out_cache_loc"], oclElt, idx);
+              });
         },
         [&]() -> Value { return zero; });
   };
   Value t = rows ? loadIf(want, "req_to_token", k.add(rowBase, pos))
-                 : slot("out_cache_loc", k.add(rowBase, pos));
-  Value src = slot("out_cache_loc", a);
+                 : oclSlot(k.add(rowBase, pos));
+  Value src = oclSlot(a);
   Value badSlot = k.bitAnd(want, k.bitOr(k.outside(t, zero, minSlots),
                                          k.outside(src, zero, minSlots)));
   Value anyBadSlot = k.cmp(P::ne, ballot(badSlot), k.i32(0));
