@@ -75,7 +75,7 @@ cat > /tmp/specc_sanitize.py <<'PY'
 import sys; sys.path.insert(0, "tests")
 import torch, specc
 from gpu_cases import make_case, reference
-from test_gpu import _crossed, _window_crossed, run_window_and_compare
+from test_gpu import _crossed, _window_crossed, run_and_compare
 def run(args, bufs, skip=(), check=True):
     want, _, _ = reference(args, bufs, skip=skip)
     try:
@@ -115,9 +115,9 @@ run(args, bufs)
 for bs, w, draft in ((1, 4, None), (8, 4, None), (20, 5, None), (16, 4, 64), (96, 4, None),
                      (600, 4, None)):
     args, bufs = make_case(bs, w, tree=True, num_draft=draft, layers=2, k_row=160, seed=5)
-    run_window_and_compare(args, bufs)
+    run_and_compare(args, bufs, targets="window")
 for bs in (8, 64, 700):
-    run_window_and_compare(*_window_crossed(bs, 4, seed=bs + 1))
+    run_and_compare(*_window_crossed(bs, 4, seed=bs + 1), targets="window")
 # One bad request among the others, on both plans.
 for bs in (16, 400, 700):
     args, bufs = make_case(bs, 4, tree=True, seed=7)

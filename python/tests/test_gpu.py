@@ -17,13 +17,18 @@ from gpu_cases import capture_move, make_case, reference  # noqa: E402
 pytestmark = pytest.mark.gpu
 
 
-def run_and_compare(args, buffers, *, written_twice_free=False, **kw):
-    """Moves, then compares every buffer with the reference. With
+def run_and_compare(args, buffers, *, targets="req_to_token", written_twice_free=False, **kw):
+    """Moves, then compares every buffer with the reference. With window
+    targets the request-table arguments are passed as None. With
     `written_twice_free`, the rows that two entries target (their content is
     outside the contract: pieces of either source) are left out of the
     comparison; every other row must be exact."""
-    want, tgt, src = reference(args, buffers)
-    specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=buffers, check=True, **kw)
+    want, tgt, src = reference(args, buffers, targets=targets)
+    call = dict(args)
+    if targets == "window":
+        call.update(req_pool_indices=None, req_to_token=None, seq_lens=None)
+    specc.move_accept_tokens_to_target_kvcache(**call, kv_buffers=buffers, check=True,
+                                               targets=targets, **kw)
     torch.cuda.synchronize()
     keep = None
     if written_twice_free:
@@ -36,19 +41,6 @@ def run_and_compare(args, buffers, *, written_twice_free=False, **kw):
             got, exp = got[keep], exp[keep]
         assert torch.equal(got, exp), f"buffer {i} differs"
     return tgt, src
-
-
-def run_window_and_compare(args, buffers):
-    """Moves with window targets (the request-table arguments None), then
-    compares every buffer with the reference; returns the status record."""
-    want, _, _ = reference(args, buffers, targets="window")
-    specc.move_accept_tokens_to_target_kvcache(
-        None, None, None, args["num_correct_drafts"], args["accept_index"],
-        args["out_cache_loc"], buffers, targets="window", check=True)
-    torch.cuda.synchronize()
-    for i, (got, exp) in enumerate(zip(buffers, want)):
-        assert torch.equal(got, exp), f"buffer {i} differs"
-    return specc.last_status()
 
 
 def test_backend_matches_request():
@@ -419,7 +411,8 @@ def _window_crossed(bs, w, seed):
 @pytest.mark.parametrize("bs", [8, 64, 300, 700])
 def test_window_crossed(bs):
     args, bufs = _window_crossed(bs, 4, seed=bs + 1)
-    assert run_window_and_compare(args, bufs)[4] == 0
+    run_and_compare(args, bufs, targets="window")
+    assert specc.last_status()[4] == 0
 
 
 def _path_by_rule(args, tgt, src):
@@ -856,4 +849,5 @@ def test_small_batch_window_targets(bs, w, draft):
     W = 4), and small batches whose out_cache_loc (bs x draft slots) is too
     long for a block's shared memory: exact, nothing skipped."""
     args, bufs = make_case(bs, w, tree=True, num_draft=draft, seed=bs * 3 + w)
-    assert run_window_and_compare(args, bufs)[4] == 0
+    run_and_compare(args, bufs, targets="window")
+    assert specc.last_status()[4] == 0

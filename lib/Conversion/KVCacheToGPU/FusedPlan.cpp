@@ -629,6 +629,10 @@ void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
   }
   Value flat = k.add(k.mul(i, W), j);
   Value a = loadIf(active, "accept_index", flat);
+  // Behind the first loads, before anyone knows whether the batch moves:
+  // a few instructions for a chain, a memory round trip hidden for a tree.
+  if (whole)
+    prefetchBufferTable();
   // Window targets, a whole local batch whose out_cache_loc fits the
   // arena's free words (after the first T entries of the target list, which
   // a small batch does not use): out_cache_loc is copied into shared memory
@@ -636,10 +640,6 @@ void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
   // from there (one round trip for the whole validation, not two). The
   // copies hold no register, so no instruction waits for them before the
   // barrier that ends the round trip.
-  // Behind the first loads, before anyone knows whether the batch moves:
-  // a few instructions for a chain, a memory round trip hidden for a tree.
-  if (whole)
-    prefetchBufferTable();
   Value windowed = k.i1(false);
   Value window = arena;
   Type oclElt = eltOf("out_cache_loc");
