@@ -55,17 +55,20 @@ inline constexpr int64_t kLineBytes = 128;
 enum { CODE, ENTRY, VALUE, BOUND, EPOCH, NUM_VALUES };
 /// Shared i32 flags: hazard across requests, whether the block plans (0)
 /// or waits (1), the chunk it claimed, the verdict, whether a large plan's
-/// cyclic rows exceed the staging capacity; and the counts every request
-/// adds to (moved entries, skipped requests, the lowest bad request, or
-/// INT32_MAX). 32-bit, so that the atomics are native (a 64-bit shared
-/// atomic is a compare-and-swap loop, which a warp's requests go through
-/// one at a time); the runtime bounds bs * accept_width below 2^31.
+/// cyclic rows exceed the staging capacity, whether the block's slot
+/// claims found a possible hazard (the planner: whether any block's did);
+/// and the counts every request adds to (moved entries, skipped requests,
+/// the lowest bad request, or INT32_MAX). 32-bit, so that the atomics are
+/// native (a 64-bit shared atomic is a compare-and-swap loop, which a warp's
+/// requests go through one at a time); the runtime bounds bs * accept_width
+/// below 2^31.
 enum {
   UNSAFE,
   PLANNER,
   CLAIMED,
   VERDICT,
   CAPACITY,
+  SUSPECT,
   MOVED,
   SKIPPED,
   FIRST_BAD,
@@ -266,6 +269,21 @@ struct FusedKernel {
   /// The chunks of a large batch, of 2^log2Per requests each: what
   /// PROGRESS counts to (validateChunks and the waiters agree through it).
   Value chunkCount(Value log2Per);
+
+  /// Whether a launch past the local capacity claims the slots of its
+  /// moving entries during validation (KVCacheClaimWord): its chunks are
+  /// validated a thread per request column (W <= 32), its requests fit the
+  /// claim word's request field and its slots (below min_slots) 32 bits.
+  /// The planner trusts the claims (skips its check) only then.
+  Value claimsApply();
+  /// In a chunk's checkSmallBatch, every thread (the shuffles need the
+  /// whole warp): the entry of request i at position `pos` moving `src`
+  /// to `t` (when `moving`) claims `t` as written and `src` as read in the
+  /// workspace's claim table, and looks for an earlier entry of its request
+  /// that writes `src` among the request's lanes (`runBase`, the run's
+  /// first lane, and `L` lanes, i32). Sets SUSPECT on a possible hazard.
+  void claimSlots(Value i, Value pos, Value t, Value src, Value moving,
+                  Value runBase, Value L);
 
   /// The hazard table of a small batch: 2 * block slots of i64 keys and
   /// i32 writers in the arena (a small batch has at most `block` entries),

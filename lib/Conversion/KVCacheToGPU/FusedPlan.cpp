@@ -6,9 +6,10 @@
 // batch, or requests of more than 32 columns, a thread per request), its
 // (target, source) entries written, the verdict on hazards across requests (a
 // shared-memory table for local batches, filled and probed without loops by a
-// small one, smallCrossCheck; the workspace table and depth plan of MovePlan
-// for large ones, after every block validated its claimed chunks), and the
-// status record and report.
+// small one, smallCrossCheck; for large ones the slot claims each chunk
+// makes as it is validated (FusedClaims.cpp), and, when a claim was
+// suspect, the workspace table and depth plan of MovePlan after every block
+// validated its chunks), and the status record and report.
 //
 //===----------------------------------------------------------------------===//
 
@@ -107,6 +108,10 @@ void FusedKernel::validateChunks() {
             globalAtomic(LLVM::AtomicBinOp::max, word(KVCACHE_TOTAL_FIRST_BAD),
                          k.sub(k.i64(INT64_MAX), first));
           });
+          k.ifThen(k.cmp(P::ne, k.load(i32, flag(SUSPECT), 4), k.i32(0)), [&] {
+            globalAtomic(LLVM::AtomicBinOp::add, word(KVCACHE_TOTAL_SUSPECT),
+                         one);
+          });
           Value progress = k.add(
               mine,
               k.add(k.select(anyMoved,
@@ -145,7 +150,10 @@ void FusedKernel::validateChunks() {
               Value m = take(KVCACHE_TOTAL_MOVED);
               Value sk = take(KVCACHE_TOTAL_SKIPPED);
               Value fb = take(KVCACHE_TOTAL_FIRST_BAD);
+              Value sus = take(KVCACHE_TOTAL_SUSPECT);
               k.store(k.toI32(m), flag(MOVED), 4);
+              k.store(k.select(k.cmp(P::ne, sus, zero), k.i32(1), k.i32(0)),
+                      flag(SUSPECT), 4);
               k.store(k.toI32(sk), flag(SKIPPED), 4);
               k.store(k.select(k.cmp(P::eq, fb, zero), k.i32(INT32_MAX),
                                k.toI32(k.sub(k.i64(INT64_MAX), fb))),
@@ -282,7 +290,13 @@ void FusedKernel::plan() {
   // slots of i32 keys in the arena (shared atomics, not a global round
   // trip per probe); larger ones, and any batch found unsafe (whose depth
   // plan needs it), with the workspace table of MovePlan.
-  k.ifCold(k.bitAnd(anyMoves, k.bitNot(local)), [&] {
+  // Unless every block's slot claims (FusedClaims.cpp) came back clean:
+  // then no hazard is left for the check to find.
+  Value claimed = k.bitAnd(
+      claimsApply(), k.cmp(P::eq, k.load(i32, flag(SUSPECT), 4), k.i32(0)));
+  Value check =
+      k.bitAnd(k.bitAnd(anyMoves, k.bitNot(local)), k.bitNot(claimed));
+  k.ifCold(check, [&] {
     // The loops below walk the lists, an entry per thread at a time: one
     // prefetch of every line into L1 first (after the acquire, so no line
     // is stale), and their reads are L1 hits, not an L2 round trip each.
@@ -749,9 +763,12 @@ void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
     sharedAtomic(LLVM::AtomicBinOp::min, flag(FIRST_BAD), k.toI32(i));
     sharedAtomic(LLVM::AtomicBinOp::add, flag(SKIPPED), k.i32(1));
   });
-  // The hazard table's keys, for the check after validation's barrier.
+  // The hazard table's keys, for the check after validation's barrier; a
+  // chunk's hazards are found by its claims instead.
   if (whole)
     smallTable().clearKeys(tid);
+  else
+    claimSlots(i, pos, t, src, moves, runBase, L32);
 }
 
 MovePlan FusedKernel::smallTable() {

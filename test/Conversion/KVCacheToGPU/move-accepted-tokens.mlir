@@ -27,15 +27,30 @@
 // CHECK: arith.shli
 // CHECK: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
 // CHECK: scf.while
+// A chunk's moving entries check their request's earlier targets (index
+// shuffles of the target's halves and the position over the request's
+// lanes) and claim their slots in the workspace's claim words, tagged
+// 1 + epoch mod 254: a compare-and-swap loop carrying both claims, their
+// two swaps in flight at each step.
+// CHECK: gpu.shuffle  idx %{{.*}}, %{{.*}}, %c32_i32{{.*}} : i32
+// CHECK: gpu.shuffle  idx %{{.*}}, %{{.*}}, %c32_i32{{.*}} : i32
+// CHECK: gpu.shuffle  idx %{{.*}}, %{{.*}}, %c32_i32{{.*}} : i32
+// CHECK: arith.remui %{{.*}}, %c254_i32 : i32
+// CHECK: scf.while ({{.*}}) : (i64, i64, i64, i1, i64, i64, i64, i1, i1, i64) -> (i64, i64, i64, i1, i64, i64, i64, i1, i1, i64)
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
+// CHECK: scf.condition
+// The totals: moved, skipped, first bad, suspect blocks; the progress.
 // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.atomicrmw max %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
+// CHECK: llvm.atomicrmw add %{{.*}}, %c1_i64 syncscope("device") monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
 // CHECK: scf.if
 // CHECK-NEXT: llvm.fence syncscope("device") acq_rel
-// CHECK: llvm.atomicrmw xchg %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
+// CHECK-COUNT-4: llvm.atomicrmw xchg %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // The other blocks wait for the planner's verdict (a cold branch, as the
 // chunked validation: device functions after kvcache-outline-cold); the
 // planner publishes it.
@@ -88,7 +103,8 @@
 // writers numbered i * 32 + j, the request a shift), a larger local
 // batch's table of i64 keys in the arena; a large batch's lists prefetched
 // into L1, then, up to 2048 entries, a table of i32 keys in the arena;
-// larger ones, or an unsafe one, the workspace table.
+// larger ones, or an unsafe one, the workspace table. A large batch is
+// checked only if some block's claims were suspect (or it made none).
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<3>, i64
 // CHECK: arith.shrsi %{{.*}}, %c5_i64{{.*}} : i64
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<3>, i64
