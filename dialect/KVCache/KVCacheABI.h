@@ -276,12 +276,15 @@ enum KVCacheFusedControl {
 /// lowest bad request (0: none; combined with atomic max); SUSPECT, the
 /// blocks whose slot claims found a possible hazard; and PROGRESS,
 /// which each block that validated a chunk adds once: its chunks (bits
-/// 0-31), plus 2^32 if it moved anything and 2^48 if it skipped a request.
+/// 0-31), plus 2^32 if it moved anything and 2^48 if it skipped a request
+/// or found a suspect claim.
 /// The block whose addition completes the chunk count plans: it reads the
 /// other totals (only when some block moved or skipped) and sets every
 /// total back to zero for the next launch, all other blocks having added
 /// theirs. Waiting blocks poll PROGRESS too: bits 0-47 equal to the chunk
-/// count mean that no block moved, so the verdict is "nothing moves".
+/// count mean that no block moved, so the verdict is "nothing moves"; in a
+/// launch that claims its slots, bits 0-31 equal to it and bits 48-63 zero
+/// mean that nothing is left to check, so the verdict is "per request".
 enum KVCacheFusedTotal {
   KVCACHE_TOTAL_MOVED = 2,
   KVCACHE_TOTAL_SKIPPED = 3,
@@ -290,7 +293,7 @@ enum KVCacheFusedTotal {
   KVCACHE_TOTAL_SUSPECT = 6,
 };
 /// The bit fields of PROGRESS (their low bits): a block's chunks, whether
-/// it moved, whether it skipped.
+/// it moved, whether it skipped a request or found a suspect claim.
 enum KVCacheFusedProgress {
   KVCACHE_PROGRESS_MOVED_BIT = 32,
   KVCACHE_PROGRESS_SKIPPED_BIT = 48,

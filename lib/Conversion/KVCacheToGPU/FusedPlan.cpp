@@ -95,6 +95,7 @@ void FusedKernel::validateChunks() {
     Value first = firstBad();
     Value anyMoved = k.cmp(P::sgt, moved, zero);
     Value anySkipped = k.cmp(P::sgt, skipped, zero);
+    Value suspect = k.cmp(P::ne, k.load(i32, flag(SUSPECT), 4), k.i32(0));
     Value last = k.ifValue(
         k.cmp(P::sgt, mine, zero), b.getI1Type(),
         [&]() -> Value {
@@ -108,7 +109,7 @@ void FusedKernel::validateChunks() {
             globalAtomic(LLVM::AtomicBinOp::max, word(KVCACHE_TOTAL_FIRST_BAD),
                          k.sub(k.i64(INT64_MAX), first));
           });
-          k.ifThen(k.cmp(P::ne, k.load(i32, flag(SUSPECT), 4), k.i32(0)), [&] {
+          k.ifThen(suspect, [&] {
             globalAtomic(LLVM::AtomicBinOp::add, word(KVCACHE_TOTAL_SUSPECT),
                          one);
           });
@@ -117,7 +118,7 @@ void FusedKernel::validateChunks() {
               k.add(k.select(anyMoved,
                              k.i64(int64_t(1) << KVCACHE_PROGRESS_MOVED_BIT),
                              zero),
-                    k.select(anySkipped,
+                    k.select(k.bitOr(anySkipped, suspect),
                              k.i64(int64_t(1) << KVCACHE_PROGRESS_SKIPPED_BIT),
                              zero)));
           // Release: the block's entries and totals before its progress.
@@ -178,12 +179,15 @@ void FusedKernel::waitVerdict() {
     // the previous large launch's (or zero, on a fresh workspace).
     // PROGRESS is polled too: once it shows every chunk validated and no
     // block that moved, the verdict can only be V_NONE, and the waiter
-    // leaves without the planner's publication (a chain's common case).
+    // leaves without the planner's publication (a chain's common case);
+    // with slot claims, every chunk validated and no block that skipped or
+    // was suspect, V_PER_REQUEST (a tree's).
     // PROGRESS is zero when this launch starts (the previous planner left
     // it so) and goes back to zero once the planner has read it: a
     // waiter that misses the complete count still gets FLAG.
     Value epoch = k.load(i64, val(EPOCH), 8);
     Value chunks = chunkCount(log2ChunkRequests());
+    Value claims = claimsApply();
     Value v = k.whileLoop(k.i32(0), [&](Value) -> std::pair<Value, Value> {
       Value got = loadWord(KVCACHE_CTRL_FLAG);
       Value progress = loadWord(KVCACHE_TOTAL_PROGRESS);
@@ -196,6 +200,15 @@ void FusedKernel::waitVerdict() {
           k.bitAnd(progress,
                    k.i64((int64_t(1) << KVCACHE_PROGRESS_SKIPPED_BIT) - 1)),
           chunks);
+      // Every chunk validated, and no block that skipped a request or
+      // found a suspect claim.
+      constexpr int64_t kMovedField =
+          ((int64_t(1) << KVCACHE_PROGRESS_SKIPPED_BIT) - 1) &
+          ~int64_t(0xffffffff);
+      Value clean =
+          k.cmp(P::eq, k.bitAnd(progress, k.i64(~kMovedField)), chunks);
+      verdict =
+          k.select(k.bitAnd(clean, claims), k.i32(V_PER_REQUEST), verdict);
       verdict = k.select(nothingMoves, k.i32(V_NONE), verdict);
       Value waiting = k.cmp(P::eq, verdict, k.i32(0));
       // A short sleep: the verdict is on every waiter's critical path, and

@@ -58,13 +58,20 @@
 // A waiter's poll: relaxed device-scope i64 loads of FLAG and PROGRESS
 // (not volatile: that is system scope), waiting while FLAG's high half is
 // not the epoch or its verdict is 0, unless PROGRESS's bits 0-47 are the
-// chunk count (nothing moves: verdict 3); the acquire only for a verdict
-// that moves (not 3).
+// chunk count (nothing moves: verdict 3), or, in a launch that claims its
+// slots, its bits 0-31 are and its bits 48-63 zero (no block skipped or
+// was suspect: verdict 1); the acquire only for a verdict that moves (not
+// 3).
 // CHECK: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
 // CHECK: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
 // CHECK: arith.cmpi ne, %{{.*}}, %{{.*}} : i64
-// CHECK: arith.andi %{{.*}}, %c281474976710655_i64 : i64
-// CHECK: arith.select %{{.*}}, %c3_i32{{.*}}, %{{.*}} : i32
+// CHECK: %[[LOW48:.*]] = arith.andi %{{.*}}, %c281474976710655_i64 : i64
+// CHECK-NEXT: %[[NONE3:.*]] = arith.cmpi eq, %[[LOW48]], %{{.*}} : i64
+// CHECK: %[[CLEANBITS:.*]] = arith.andi %{{.*}}, %c-281470681743361_i64 : i64
+// CHECK-NEXT: %[[CLEAN:.*]] = arith.cmpi eq, %[[CLEANBITS]], %{{.*}} : i64
+// CHECK: %[[CLAIMED:.*]] = arith.andi %[[CLEAN]], %{{.*}} : i1
+// CHECK-NEXT: arith.select %[[CLAIMED]], %c1_i32{{.*}}, %{{.*}} : i32
+// CHECK: arith.select %[[NONE3]], %c3_i32{{.*}}, %{{.*}} : i32
 // CHECK: arith.cmpi eq, %{{.*}}, %{{.*}} : i32
 // CHECK: nvvm.nanosleep %c64_i32
 // CHECK: %[[NONE:.*]] = arith.cmpi ne, %{{.*}}, %c3_i32 : i32
