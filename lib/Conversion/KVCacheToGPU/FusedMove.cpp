@@ -28,7 +28,8 @@
 //  B. Move. Safe batch: one thread per (request, two buffers, 16-byte
 //     slice), or four buffers when the grid cannot hold a thread per
 //     two-buffer task, moves the request's entries in order, four at a
-//     time in all the task's buffers (loads, then stores). Otherwise the
+//     time in all the task's buffers (loads, then stores; four entries none
+//     of which moves are skipped after their list reads). Otherwise the
 //     block that owns a (buffer, 16-byte column) stages every moving
 //     entry's 16 bytes in registers, waits at a barrier and writes; large
 //     batches stage in depth order (MovePlan), chunk by chunk, then copy

@@ -322,7 +322,8 @@ struct FusedKernel {
   /// a block takes T / S tasks at once when rows have S <= T slices. A
   /// thread moves the request's entries kEntryGroup at a time, in order,
   /// each in all the group's buffers (loads, then stores): a group reads
-  /// after the previous one wrote, which the plan proved safe.
+  /// after the previous one wrote, which the plan proved safe. A group of
+  /// which no entry moves branches over its loads and stores.
   void movePerRequest();
 
   /// Batch with hazards across requests: block per (buffer, column).
