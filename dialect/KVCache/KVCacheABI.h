@@ -240,7 +240,7 @@ static inline int64_t kvcacheFusedWorkspaceBytes(int64_t n) {
 ///               that repeats every 254 launches, count as claims, which
 ///               can only add conflicts, never hide one.
 /// A claim that finds the slot written twice, written by one request and
-/// read by another, or no free word within KVCACHE_CLAIM_PROBES probes,
+/// read by another, or is still open after KVCACHE_CLAIM_PROBES swaps,
 /// marks the launch suspect; the planner then checks the batch as if there
 /// were no claims. Batches with more than 2^21 requests or slots past 2^32
 /// make no claims.
