@@ -682,6 +682,31 @@ int specc_mover_set_buffers(specc_mover *m, const specc_kv_buffer *buffers,
       maxRow = std::max(maxRow, kv.row_bytes);
       minSlots = std::min(minSlots, kv.slots);
     }
+    // Each buffer's rows move on their own (gather, then scatter, per
+    // buffer), and the kernels split a buffer's bytes among threads and
+    // blocks independently of the others': two buffers sharing a byte would
+    // make the result depend on the order of their moves. Checked once per
+    // set of buffers (the same buffers again returned above).
+    std::vector<int64_t> order(num_buffers);
+    for (int64_t b = 0; b < num_buffers; ++b)
+      order[b] = b;
+    auto start = [&](int64_t b) {
+      return static_cast<uint64_t>(table[3 * b + KVCACHE_BUFFER_ADDRESS]);
+    };
+    std::sort(order.begin(), order.end(),
+              [&](int64_t x, int64_t y) { return start(x) < start(y); });
+    for (int64_t q = 1; q < num_buffers; ++q) {
+      int64_t before = order[q - 1], b = order[q];
+      uint64_t end = start(before) +
+                     static_cast<uint64_t>(buffers[before].slots *
+                                           buffers[before].row_bytes);
+      if (start(b) < end)
+        return fail(SPECC_ERROR_INVALID_ARGUMENT,
+                    "KV buffers " + std::to_string(std::min(before, b)) +
+                        " and " + std::to_string(std::max(before, b)) +
+                        " overlap in memory: each buffer's rows are moved on "
+                        "their own, so no two buffers may share a byte");
+    }
     std::lock_guard<std::mutex> lock(m->busy);
     if (table == m->table && num_buffers == m->numBuffers)
       return SPECC_SUCCESS;

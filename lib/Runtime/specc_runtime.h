@@ -110,7 +110,9 @@ SPECC_API int specc_mover_reserve(specc_mover *mover, int64_t max_entries);
 
 /* Registers the KV buffers the next calls move rows in (uploads the buffer
  * table; synchronous, so not while a stream is capturing). Calls with the same
- * buffers again are free: no allocation, no upload. */
+ * buffers again are free: no allocation, no upload. Buffers that share memory
+ * (slots * row_bytes from each data pointer) are refused with
+ * SPECC_ERROR_INVALID_ARGUMENT, and the registered ones stay. */
 SPECC_API int specc_mover_set_buffers(specc_mover *mover,
                                       const specc_kv_buffer *buffers,
                                       int64_t num_buffers);

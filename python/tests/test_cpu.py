@@ -208,6 +208,29 @@ def test_buffers_that_must_not_be_written_are_refused(vectors):
             assert np.array_equal(bad, before[0])
 
 
+# Buffers sharing memory (the same array twice, two overlapping views of
+# one allocation) would make a move depend on the order of the buffers'
+# moves: refused before anything moves, buffers adjacent in memory accepted.
+def test_overlapping_buffers_are_refused(vectors):
+    case = next(c for c in vectors if c["name"] == "tree_bs2_w4_d8")
+    args, bufs, after = _case_arrays(case)
+    slots, row = bufs[0].shape
+    pool = np.zeros((2 * slots, row), dtype=bufs[0].dtype)
+    pool[:slots] = bufs[0]
+    pool[slots:] = bufs[0]
+    for overlapping in ([bufs[0], bufs[0]], [pool[:slots], pool[slots - 1:2 * slots - 1]]):
+        before = [b.copy() for b in overlapping]
+        with pytest.raises(ValueError, match="overlap in memory"):
+            specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=overlapping)
+        for got, want in zip(overlapping, before):
+            assert np.array_equal(got, want)
+    # Adjacent, not overlapping: both move exactly.
+    adjacent = [pool[:slots], pool[slots:]]
+    specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=adjacent, check=True)
+    for got in adjacent:
+        assert np.array_equal(got, after[0])
+
+
 def test_buffer_shrunk_in_place_is_validated_again(vectors):
     case = next(c for c in vectors if c["name"] == "tree_bs2_w4_d8")
     args, bufs, after = _case_arrays(case)
