@@ -553,14 +553,19 @@ def _large_case(bs, kind, seed):
 # rows written twice aside).
 def test_claims_across_launches():
     kinds = ("plain", "crossed", "plain", "inside", "plain", "shared")
+    wants = {k: set() for k in kinds}
     for n in range(260):
         bs, kind = (300, 600)[n % 2], kinds[(n // 2) % len(kinds)]
         args, bufs = _large_case(bs, kind, seed=5000 + n)
         tgt, src = run_and_compare(args, bufs, written_twice_free=kind == "shared")
         st = specc.last_status()
         want = _path_by_rule(args, tgt, src)
-        assert kind == "shared" or want == (1 if kind == "plain" else 2), (n, kind)
         assert st[0] == 0 and st[6] == want, (n, kind, st)
+        wants[kind].add(want)
+    # The cases are what they say: plain trees keep their hazards inside
+    # their requests; crossed and inside ones (a few requests each, which
+    # may draw paths that cross nothing) mostly do not.
+    assert wants["plain"] == {1} and 2 in wants["crossed"] and 2 in wants["inside"], wants
 
 
 # One request, in entry order: entry 2 reads the row entry 3 writes (read
