@@ -282,7 +282,7 @@ struct FusedKernel {
   /// workspace's claim table, and looks for an earlier entry of its request
   /// that writes `src` among the request's lanes (`runBase`, the run's
   /// first lane, and `L` lanes, i32). Sets SUSPECT on a possible hazard.
-  /// A warp none of whose lanes moves (a chain's) skips it whole.
+  /// Called only by warps with a moving lane (checkSmallBatch).
   void claimSlots(Value i, Value pos, Value t, Value src, Value moving,
                   Value runBase, Value L);
 

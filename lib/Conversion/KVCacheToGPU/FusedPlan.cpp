@@ -778,10 +778,16 @@ void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
   });
   // The hazard table's keys, for the check after validation's barrier; a
   // chunk's hazards are found by its claims instead.
+  // A warp none of whose lanes moves (every warp of a chain) has nothing
+  // to compare or claim.
   if (whole)
     smallTable().clearKeys(tid);
   else
-    claimSlots(i, pos, t, src, moves, runBase, L32);
+    k.ifThen(k.cmp(P::ne,
+                   NVVM::VoteSyncOp::create(b, i32, k.i32(-1), moves,
+                                            NVVM::VoteSyncKind::ballot),
+                   k.i32(0)),
+             [&] { claimSlots(i, pos, t, src, moves, runBase, L32); });
 }
 
 MovePlan FusedKernel::smallTable() {
