@@ -257,12 +257,13 @@ enum KVCacheClaimWord {
 /// Control words of the fused workspace (i64 indices), used by launches
 /// past the local capacity only. Each holds an epoch in its high 32 bits:
 /// the number of such launches before this one, modulo 2^32.
-///   CLAIM  epoch << 32 | tickets drawn. A block draws tickets (atomic add
-///          of 1) until it draws one >= the chunk count: tickets below it
-///          name the chunks of requests it validates. Every block draws
-///          exactly one ticket past the chunks, so the launch draws
-///          chunks + blocks tickets in all; the block that draws the last
-///          one stores (epoch + 1) << 32, the next launch's initial value.
+///   CLAIM  epoch << 32 | tickets drawn. Block b validates chunk b of
+///          requests (if there is one), then the chunks that its tickets
+///          name: a block draws tickets (atomic add of 1) until it draws
+///          one that names no chunk, ticket t naming chunk blocks + t.
+///          So the launch draws max(chunks, blocks) tickets in all; the
+///          block that draws the last one stores (epoch + 1) << 32, the
+///          next launch's initial value.
 ///   FLAG   epoch << 32 | verdict, published by the planner (release).
 ///          The other blocks wait until FLAG's epoch is their own and its
 ///          verdict nonzero; a verdict of an earlier launch (an older

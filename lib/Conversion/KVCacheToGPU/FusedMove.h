@@ -178,12 +178,13 @@ struct FusedKernel {
 
   void build();
 
-  /// A batch past the local capacity, in every block: claim chunks of requests
-  /// (2^log2ChunkRequests; tickets of CLAIM, whose high half is the launch's
-  /// epoch) and validate them (checkSmallBatch, or checkRequest for W > 32),
-  /// writing their entries to the workspace lists, until none is left (the next
-  /// chunk is claimed while the current one is validated); the block drawing
-  /// the launch's last ticket sets CLAIM to the next epoch. Then add the
+  /// A batch past the local capacity, in every block: validate chunks of
+  /// requests (2^log2ChunkRequests; block b's first is chunk b, later ones
+  /// come from tickets of CLAIM, whose high half is the launch's epoch) with
+  /// checkSmallBatch, or checkRequest for W > 32, writing their entries to
+  /// the workspace lists, until none is left (each ticket is drawn while the
+  /// chunk before it is validated); the block drawing the launch's last
+  /// ticket sets CLAIM to the next epoch. Then add the
   /// block's counts to the workspace totals and its progress to PROGRESS. The
   /// block whose addition completes the chunk count plans (PLANNER = 0), with
   /// the totals in its shared values (and zeroes them for the next launch); the
@@ -258,7 +259,10 @@ struct FusedKernel {
   /// each (those below bs): the whole local batch (`whole`: block 0 also
   /// prefetches the buffer table, every thread clears its hazard-table
   /// keys) or one chunk of a large one.
-  void checkSmallBatch(Value minSlots, Value firstRequest, bool whole);
+  /// `afterLoads`, when given, runs once the loads of the first memory
+  /// round trip are issued (in every thread: it may hold a barrier).
+  void checkSmallBatch(Value minSlots, Value firstRequest, bool whole,
+                       llvm::function_ref<void()> afterLoads = nullptr);
   /// Whether a request's columns fit one warp's lanes (1 <= W <= 32): then
   /// small batches and the chunks of large ones are validated a thread per
   /// (request, column).

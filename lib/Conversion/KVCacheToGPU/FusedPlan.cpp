@@ -48,47 +48,85 @@ void FusedKernel::validateChunks() {
   Value log2Per = log2ChunkRequests();
   Value chunks = chunkCount(log2Per);
   Value low = k.i64(0xffffffff);
-  // Every block draws one ticket past the chunks: the launch's last ticket
-  // is chunks + blocks - 1, and its block starts the next epoch.
-  Value lastTicket = k.add(chunks, k.sub(nblocks, one));
-  // A ticket (the low half of CLAIM); the first claim also keeps the epoch.
-  auto claim = [&](bool first) {
-    Value got =
-        globalAtomic(LLVM::AtomicBinOp::add, word(KVCACHE_CTRL_CLAIM), one);
-    Value ticket = k.bitAnd(got, low);
-    Value epoch = k.sub(got, ticket);
-    if (first)
-      k.store(epoch, val(EPOCH), 8);
-    k.ifThen(k.cmp(P::eq, ticket, lastTicket), [&] {
-      Value next = arith::ShLIOp::create(
-          b, k.add(arith::ShRUIOp::create(b, got, k.i64(32)), one), k.i64(32));
-      storeWord(next, KVCACHE_CTRL_CLAIM);
-    });
-    return k.toI32(ticket);
+  // Block b validates chunk b first, without a ticket; the chunks past the
+  // grid (chunks > blocks) are handed out by tickets: ticket t names chunk
+  // blocks + t. Every block draws tickets until one names no chunk, so the
+  // launch draws max(chunks, blocks) tickets, the last of which starts the
+  // next epoch.
+  Value extra = k.sub(chunks, nblocks);
+  Value lastTicket = k.sub(
+      k.add(k.select(k.cmp(P::sgt, extra, zero), extra, zero), nblocks), one);
+  // A draw is issued one chunk ahead and its word used only after that
+  // chunk is validated, so that no warp waits for the atomic's round trip
+  // before its loads (thread 0 alone draws; the others carry zero).
+  auto draw = [&]() -> Value {
+    return k.ifValue(
+        isThread0, i64,
+        [&]() -> Value {
+          return globalAtomic(LLVM::AtomicBinOp::add, word(KVCACHE_CTRL_CLAIM),
+                              one);
+        },
+        [&]() -> Value { return zero; });
   };
-  k.ifThen(isThread0, [&] { k.store(claim(true), flag(CLAIMED), 4); });
-  k.barrier();
-  Value mine = k.whileLoop(zero, [&](Value done) -> std::pair<Value, Value> {
-    Value c = k.toI64(k.load(i32, flag(CLAIMED), 4));
-    Value more = k.cmp(P::slt, c, chunks);
-    // Every thread has read CLAIMED before thread 0 replaces it.
-    k.barrier();
-    k.ifThen(more, [&] {
-      Value next = k.ifValue(
-          isThread0, i32, [&]() -> Value { return claim(false); },
-          [&]() -> Value { return k.i32(0); });
-      Value first = arith::ShLIOp::create(b, c, log2Per);
-      k.ifThenElse(
-          lanes, [&] { checkSmallBatch(p["min_slots"], first, false); },
-          [&] {
-            Value i = k.add(first, tid);
-            checkRequest(i, k.cmp(P::slt, i, bs), p["min_slots"]);
-          });
-      k.ifThen(isThread0, [&] { k.store(next, flag(CLAIMED), 4); });
+  // Thread 0: the drawn word's epoch to EPOCH, the chunk its ticket names
+  // to CLAIMED; the last ticket's block stores the next epoch.
+  auto useDraw = [&](Value got) {
+    k.ifThen(isThread0, [&] {
+      Value ticket = k.bitAnd(got, low);
+      k.store(k.sub(got, ticket), val(EPOCH), 8);
+      k.ifThen(k.cmp(P::eq, ticket, lastTicket), [&] {
+        Value next = arith::ShLIOp::create(
+            b, k.add(arith::ShRUIOp::create(b, got, k.i64(32)), one),
+            k.i64(32));
+        storeWord(next, KVCACHE_CTRL_CLAIM);
+      });
+      k.store(k.toI32(k.add(nblocks, ticket)), flag(CLAIMED), 4);
     });
-    k.barrier();
-    return {more, k.select(more, k.add(done, one), done)};
-  });
+  };
+  SmallVector<Value> inits = {bid, draw(), zero};
+  SmallVector<Value> ends = k.whileLoop(
+      inits, [&](ValueRange x) -> std::pair<Value, SmallVector<Value>> {
+        Value c = x[0], got = x[1], done = x[2];
+        Value more = k.cmp(P::slt, c, chunks);
+        k.ifThen(more, [&] {
+          Value first = arith::ShLIOp::create(b, c, log2Per);
+          // The claims of the block's first chunk need the epoch: thread 0
+          // stores it once the loads of the chunk's first round trip are
+          // issued, and the block meets at a barrier (the atomic and those
+          // loads are in flight together).
+          Value firstChunk = k.cmp(P::eq, done, zero);
+          auto publishEpoch = [&] {
+            k.ifThen(firstChunk, [&] {
+              k.ifThen(isThread0, [&] {
+                k.store(k.sub(got, k.bitAnd(got, low)), val(EPOCH), 8);
+              });
+              k.barrier();
+            });
+          };
+          k.ifThenElse(
+              lanes,
+              [&] {
+                checkSmallBatch(p["min_slots"], first, false, publishEpoch);
+              },
+              [&] {
+                Value i = k.add(first, tid);
+                checkRequest(i, k.cmp(P::slt, i, bs), p["min_slots"]);
+              });
+        });
+        useDraw(got);
+        k.barrier();
+        Value nextChunk = k.toI64(k.load(i32, flag(CLAIMED), 4));
+        Value again = k.cmp(P::slt, nextChunk, chunks);
+        // Every thread has read CLAIMED before thread 0 replaces it.
+        k.ifThen(again, [&] { k.barrier(); });
+        Value nextDraw = k.ifValue(
+            again, i64, [&]() -> Value { return draw(); },
+            [&]() -> Value { return zero; });
+        return {again,
+                {nextChunk, nextDraw,
+                 k.select(more, k.add(done, one), done)}};
+      });
+  Value mine = ends[2];
   k.ifThen(isThread0, [&] {
     Value moved = count(MOVED);
     Value skipped = count(SKIPPED);
@@ -638,7 +676,8 @@ Value FusedKernel::smallBatch() {
 }
 
 void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
-                                  bool whole) {
+                                  bool whole,
+                                  llvm::function_ref<void()> afterLoads) {
   Value log2L = log2Lanes(k, W);
   Value L = arith::ShLIOp::create(b, one, log2L);
   Value i = k.add(firstRequest, arith::ShRUIOp::create(b, tid, log2L));
@@ -656,6 +695,8 @@ void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
   }
   Value flat = k.add(k.mul(i, W), j);
   Value a = loadIf(active, "accept_index", flat);
+  if (afterLoads)
+    afterLoads();
   // Behind the first loads, before anyone knows whether the batch moves:
   // a few instructions for a chain, a memory round trip hidden for a tree.
   if (whole)

@@ -1,7 +1,7 @@
 // kvcache.move_accepted_tokens becomes one kernel named after its function:
 // the entry point the runtime launches, with its parameters named in the
-// launch contract (the manifest), chunks of requests claimed from a counter
-// by every block for large batches, an acquire/release handshake between the
+// launch contract (the manifest), chunks of requests validated by every
+// block for large batches (its own first, then those a counter hands out), an acquire/release handshake between the
 // planner and the others, and no kvcache op
 // left. An op the pattern cannot lower is an error where it is.
 // RUN: specc-opt %s --split-input-file --kvcache-to-gpu --verify-diagnostics | FileCheck %s
@@ -16,17 +16,16 @@
 // CHECK-SAME: nvvm.minctasm = 2 : i32
 // CHECK: %[[N:.*]] = arith.muli %[[BS]], %[[W]] : i64
 // CHECK: arith.cmpi sle, %[[N]], %{{.*}} : i64
-// Batches past the local capacity: chunks claimed from a counter whose high
-// half is the launch's epoch (the next chunk claimed while the current one
-// is validated; the block that draws the last ticket stores the next
-// epoch), the counts added to the workspace totals, then the block's
+// Batches past the local capacity: block b's first chunk is b, later ones
+// come from tickets of a counter whose high half is the launch's epoch,
+// each drawn before the loop or the chunk ahead of the one it names and
+// used after that chunk (the block that draws the last ticket stores the
+// next epoch); the counts added to the workspace totals, then the block's
 // progress after a fence; the planner zeroes the progress and, if some
 // block moved or skipped, acquires and takes the totals (exchanges with 0)
 // for the next launch.
 // CHECK: %[[EPOCHS:.*]] = llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
-// CHECK: arith.shli
-// CHECK: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
-// CHECK: scf.while
+// CHECK: scf.while ({{.*}}) : (i64, i64, i64) -> (i64, i64, i64)
 // A chunk's moving entries check their request's earlier targets (index
 // shuffles of the target's halves and the position over the request's
 // lanes) and claim their slots in the workspace's claim words, tagged
@@ -40,6 +39,11 @@
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
 // CHECK: scf.condition
+// The drawn ticket, used once the chunk is validated: the last one stores
+// the next epoch; the next ticket drawn only when this one named a chunk.
+// CHECK: arith.shli
+// CHECK: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
+// CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // The totals: moved, skipped, first bad, suspect blocks; the progress.
 // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
