@@ -68,12 +68,15 @@ void FusedKernel::validateChunks() {
         },
         [&]() -> Value { return zero; });
   };
-  // Thread 0: the drawn word's epoch to EPOCH, the chunk its ticket names
-  // to CLAIMED; the last ticket's block stores the next epoch.
-  auto useDraw = [&](Value got) {
+  // Thread 0: the chunk the drawn ticket names to CLAIMED, and the word's
+  // epoch to EPOCH unless it is there already (`publish`: EPOCH is written
+  // once, as other threads may be reading it); the last ticket's block
+  // stores the next epoch.
+  auto useDraw = [&](Value got, Value publish) {
     k.ifThen(isThread0, [&] {
       Value ticket = k.bitAnd(got, low);
-      k.store(k.sub(got, ticket), val(EPOCH), 8);
+      k.ifThen(publish,
+               [&] { k.store(k.sub(got, ticket), val(EPOCH), 8); });
       k.ifThen(k.cmp(P::eq, ticket, lastTicket), [&] {
         Value next = arith::ShLIOp::create(
             b, k.add(arith::ShRUIOp::create(b, got, k.i64(32)), one),
@@ -113,7 +116,10 @@ void FusedKernel::validateChunks() {
                 checkRequest(i, k.cmp(P::slt, i, bs), p["min_slots"]);
               });
         });
-        useDraw(got);
+        // The block's first ticket publishes the epoch, unless the claims
+        // of its first chunk did (checkSmallBatch's hook).
+        Value hooked = k.bitAnd(more, lanes);
+        useDraw(got, k.bitAnd(k.cmp(P::eq, done, zero), k.bitNot(hooked)));
         k.barrier();
         Value nextChunk = k.toI64(k.load(i32, flag(CLAIMED), 4));
         Value again = k.cmp(P::slt, nextChunk, chunks);
