@@ -75,8 +75,7 @@ void FusedKernel::validateChunks() {
   auto useDraw = [&](Value got, Value publish) {
     k.ifThen(isThread0, [&] {
       Value ticket = k.bitAnd(got, low);
-      k.ifThen(publish,
-               [&] { k.store(k.sub(got, ticket), val(EPOCH), 8); });
+      k.ifThen(publish, [&] { k.store(k.sub(got, ticket), val(EPOCH), 8); });
       k.ifThen(k.cmp(P::eq, ticket, lastTicket), [&] {
         Value next = arith::ShLIOp::create(
             b, k.add(arith::ShRUIOp::create(b, got, k.i64(32)), one),
@@ -129,8 +128,7 @@ void FusedKernel::validateChunks() {
             again, i64, [&]() -> Value { return draw(); },
             [&]() -> Value { return zero; });
         return {again,
-                {nextChunk, nextDraw,
-                 k.select(more, k.add(done, one), done)}};
+                {nextChunk, nextDraw, k.select(more, k.add(done, one), done)}};
       });
   Value mine = ends[2];
   k.ifThen(isThread0, [&] {
