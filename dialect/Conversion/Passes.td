@@ -71,14 +71,24 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       memory round trip instead of two), larger ones with a thread per
       request in rounds of `block`;
       larger ones are validated by every block, a chunk of `block` requests
-      at a time taken from a counter in the workspace, and checked and
-      planned there by the block that validates the last chunk, while the
-      others wait for its verdict (relaxed polls, then one acquire fence:
-      an acquire load per poll would invalidate the L1 of the SM it shares
-      with a working block). The planner prefetches the lists into L1 and,
-      up to `8 x block` entries whose slots fit in 31 bits, checks them with
-      a hash table of i32 keys in shared memory; larger batches, and any it
-      finds unsafe (whose depth plan needs it), with the workspace's table.
+      at a time taken from a counter in the workspace, and planned there by
+      the block that validates the last chunk, while the others wait for
+      its verdict (relaxed polls, then one acquire fence: an acquire load
+      per poll would invalidate the L1 of the SM it shares with a working
+      block). Their hazards are found as the entries are made: each moving
+      entry of a chunk compares its source with its request's earlier
+      targets (warp shuffles) and claims its target as written and its
+      source as read in the workspace's claim table (one 64-bit word per
+      slot, tagged with the launch, changed by compare-and-swap only, so
+      that of two claims on a slot the second sees the first: a target
+      written twice, or a slot written by one request and read by another,
+      marks the block suspect). When no block is suspect the planner skips
+      its check. Otherwise, or when the batch makes no claims (more than
+      2^21 requests, slots past 2^32, W > 32), the planner prefetches the
+      lists into L1 and, up to `8 x block` entries whose slots fit in 31
+      bits, checks them with a hash table of i32 keys in shared memory;
+      larger batches, and any it finds unsafe (whose depth plan needs it),
+      with the workspace's table.
       A batch that moves nothing skips the hazard check. A small batch's
       check has no loop: its table's keys are cleared during validation,
       each lane inserts its own moving entry's target (writer i * 32 + j)

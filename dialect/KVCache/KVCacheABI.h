@@ -20,7 +20,7 @@ extern "C" {
 /// Version of the binary contract between the compiler and the runtime: the
 /// manifest specc writes carries it and the runtime refuses an image of any
 /// other version. Bump it whenever anything in this file changes meaning.
-#define KVCACHE_ABI_VERSION 7
+#define KVCACHE_ABI_VERSION 8
 
 /// Layout of the `status` record written by checked ops: memref<4xi64> for
 /// the stage ops, memref<8xi64> (all fields) for kvcache.move_accepted_tokens.
@@ -203,24 +203,67 @@ enum KVCacheParam {
 ///                        the same value in both
 ///   plan    = 64 + 16n   the kvcache.move_rows workspace for n entries
 ///                        (depth plan of batches whose rows cross requests)
+///   claims  = plan + kvcacheMoveWorkspaceBytes(n)
+///                        u64 [Q] slot claims (KVCacheClaimWord), Q = the
+///                        power of two >= max(64, 8n)
 static inline int64_t kvcacheFusedTargetsOffset(void) { return 64; }
 static inline int64_t kvcacheFusedSourcesOffset(int64_t n) {
   return 64 + 8 * n;
 }
 static inline int64_t kvcacheFusedPlanOffset(int64_t n) { return 64 + 16 * n; }
-static inline int64_t kvcacheFusedWorkspaceBytes(int64_t n) {
+static inline int64_t kvcacheFusedClaimsOffset(int64_t n) {
   return kvcacheFusedPlanOffset(n) + kvcacheMoveWorkspaceBytes(n);
 }
+static inline int64_t kvcacheFusedClaimsCapacity(int64_t n) {
+  int64_t q = 64;
+  while (q < 8 * n)
+    q *= 2;
+  return q;
+}
+static inline int64_t kvcacheFusedWorkspaceBytes(int64_t n) {
+  return kvcacheFusedClaimsOffset(n) + 8 * kvcacheFusedClaimsCapacity(n);
+}
+
+/// A word of the slot-claim table of a launch past the local capacity (an
+/// open-addressing hash set of the slots its moving entries write or read,
+/// filled during validation by every block, so that hazards across requests
+/// are found where the entries are made, not by one block afterwards):
+///   bits  0-31  the slot
+///   bits 32-52  the request: the writer's, else the (first) reader's
+///   bit  53     some entry writes the slot
+///   bits 54-55  readers: 0 none, 1 all of them from the request field,
+///               2 or 3 several requests
+///   bits 56-63  the launch's tag, 1 + (epoch mod 254): a word with any
+///               other tag, or without writer and readers, is free. The
+///               table is never cleared: words of other launches (and
+///               whatever else the memory held) are free or, by a tag
+///               that repeats every 254 launches, count as claims, which
+///               can only add conflicts, never hide one.
+/// A claim that finds the slot written twice, written by one request and
+/// read by another, or is still open after KVCACHE_CLAIM_PROBES swaps,
+/// marks the launch suspect; the planner then checks the batch as if there
+/// were no claims. Batches with more than 2^21 requests or slots past 2^32
+/// make no claims.
+enum KVCacheClaimWord {
+  KVCACHE_CLAIM_REQUEST_SHIFT = 32,
+  KVCACHE_CLAIM_REQUEST_BITS = 21,
+  KVCACHE_CLAIM_WRITER_BIT = 53,
+  KVCACHE_CLAIM_READERS_SHIFT = 54,
+  KVCACHE_CLAIM_TAG_SHIFT = 56,
+  KVCACHE_CLAIM_TAGS = 254,
+  KVCACHE_CLAIM_PROBES = 64,
+};
 
 /// Control words of the fused workspace (i64 indices), used by launches
 /// past the local capacity only. Each holds an epoch in its high 32 bits:
 /// the number of such launches before this one, modulo 2^32.
-///   CLAIM  epoch << 32 | tickets drawn. A block draws tickets (atomic add
-///          of 1) until it draws one >= the chunk count: tickets below it
-///          name the chunks of requests it validates. Every block draws
-///          exactly one ticket past the chunks, so the launch draws
-///          chunks + blocks tickets in all; the block that draws the last
-///          one stores (epoch + 1) << 32, the next launch's initial value.
+///   CLAIM  epoch << 32 | tickets drawn. Block b validates chunk b of
+///          requests (if there is one), then the chunks that its tickets
+///          name: a block draws tickets (atomic add of 1) until it draws
+///          one that names no chunk, ticket t naming chunk blocks + t.
+///          So the launch draws max(chunks, blocks) tickets in all; the
+///          block that draws the last one stores (epoch + 1) << 32, the
+///          next launch's initial value.
 ///   FLAG   epoch << 32 | verdict, published by the planner (release).
 ///          The other blocks wait until FLAG's epoch is their own and its
 ///          verdict nonzero; a verdict of an earlier launch (an older
@@ -231,22 +274,27 @@ enum KVCacheFusedControl {
 };
 /// Totals of the fused workspace (i64 indices, after the control words):
 /// the blocks' moved entries and skipped requests; INT64_MAX minus the
-/// lowest bad request (0: none; combined with atomic max); and PROGRESS,
+/// lowest bad request (0: none; combined with atomic max); SUSPECT, the
+/// blocks whose slot claims found a possible hazard; and PROGRESS,
 /// which each block that validated a chunk adds once: its chunks (bits
-/// 0-31), plus 2^32 if it moved anything and 2^48 if it skipped a request.
+/// 0-31), plus 2^32 if it moved anything and 2^48 if it skipped a request
+/// or found a suspect claim.
 /// The block whose addition completes the chunk count plans: it reads the
 /// other totals (only when some block moved or skipped) and sets every
 /// total back to zero for the next launch, all other blocks having added
 /// theirs. Waiting blocks poll PROGRESS too: bits 0-47 equal to the chunk
-/// count mean that no block moved, so the verdict is "nothing moves".
+/// count mean that no block moved, so the verdict is "nothing moves"; in a
+/// launch that claims its slots, bits 0-31 equal to it and bits 48-63 zero
+/// mean that nothing is left to check, so the verdict is "per request".
 enum KVCacheFusedTotal {
   KVCACHE_TOTAL_MOVED = 2,
   KVCACHE_TOTAL_SKIPPED = 3,
   KVCACHE_TOTAL_FIRST_BAD = 4,
   KVCACHE_TOTAL_PROGRESS = 5,
+  KVCACHE_TOTAL_SUSPECT = 6,
 };
 /// The bit fields of PROGRESS (their low bits): a block's chunks, whether
-/// it moved, whether it skipped.
+/// it moved, whether it skipped a request or found a suspect claim.
 enum KVCacheFusedProgress {
   KVCACHE_PROGRESS_MOVED_BIT = 32,
   KVCACHE_PROGRESS_SKIPPED_BIT = 48,

@@ -203,5 +203,5 @@
 // WHOLE-NEXT: kernel move_accept_tokens__i64_i64_i64_i64_i64_i64 block 256 {{.*}} types accept_index:i64,buffers:i64,num_correct_drafts:i64,out_cache_loc:i64,report:i64,req_pool_indices:i64,req_to_token:i64,seq_lens:i64,status:i64,workspace:i8
 // WHOLE-NEXT: kernel move_accept_tokens_window__i32_i32_i32 block 256 grid work {{.*}} entry move_accept_tokens_window targets window {{.*}} params num_correct_drafts,accept_index,out_cache_loc,buffers,workspace,status,report,bs,accept_width,num_out_cache_loc,num_buffers,row_vectors,min_slots host_args num_correct_drafts,accept_index,out_cache_loc,buffers,workspace,status,report types
 // WHOLE-COUNT-7: kernel move_accept_tokens_window__{{[i0-9_]+}} block 256 {{.*}} targets window
-// WHOLE-NEXT: abi 7
+// WHOLE-NEXT: abi 8
 // WHOLE-EMPTY:

@@ -70,17 +70,28 @@ Value Emitter::forLoopCarried(Value lb, Value ub, Value step, Value init,
 
 Value Emitter::whileLoop(
     Value init, llvm::function_ref<std::pair<Value, Value>(Value)> step) {
-  Type type = init.getType();
-  auto loop = scf::WhileOp::create(b, TypeRange{type}, ValueRange{init});
+  return whileLoop(ValueRange{init},
+                   [&](ValueRange x) -> std::pair<Value, SmallVector<Value>> {
+                     auto [more, next] = step(x[0]);
+                     return {more, {next}};
+                   })[0];
+}
+
+SmallVector<Value> Emitter::whileLoop(
+    ValueRange inits,
+    llvm::function_ref<std::pair<Value, SmallVector<Value>>(ValueRange)> step) {
+  SmallVector<Type> types(inits.getTypes());
+  SmallVector<Location> locs(inits.size(), b.getLoc());
+  auto loop = scf::WhileOp::create(b, types, inits);
   OpBuilder::InsertionGuard guard(b);
-  Block *before = b.createBlock(&loop.getBefore(), {}, {type}, {b.getLoc()});
+  Block *before = b.createBlock(&loop.getBefore(), {}, types, locs);
   b.setInsertionPointToEnd(before);
-  auto [more, next] = step(before->getArgument(0));
-  scf::ConditionOp::create(b, more, ValueRange{next});
-  Block *after = b.createBlock(&loop.getAfter(), {}, {type}, {b.getLoc()});
+  auto [more, next] = step(before->getArguments());
+  scf::ConditionOp::create(b, more, next);
+  Block *after = b.createBlock(&loop.getAfter(), {}, types, locs);
   b.setInsertionPointToEnd(after);
-  scf::YieldOp::create(b, after->getArgument(0));
-  return loop.getResult(0);
+  scf::YieldOp::create(b, after->getArguments());
+  return SmallVector<Value>(loop.getResults());
 }
 
 void Emitter::ifThen(Value cond, llvm::function_ref<void()> then) {

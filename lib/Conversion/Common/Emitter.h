@@ -51,13 +51,18 @@ public:
   Value forLoopCarried(Value lb, Value ub, Value step, Value init,
                        llvm::function_ref<Value(Value, Value)> body);
   /// Same, with several values carried.
-  SmallVector<Value>
-  forLoopCarried(Value lb, Value ub, Value step, ValueRange inits,
-                 llvm::function_ref<SmallVector<Value>(Value, ValueRange)> body);
+  SmallVector<Value> forLoopCarried(
+      Value lb, Value ub, Value step, ValueRange inits,
+      llvm::function_ref<SmallVector<Value>(Value, ValueRange)> body);
   /// do { (more, next) = step(x); x = next } while (more): `step` returns
   /// whether to run again and the value to carry; returns the last value.
   Value whileLoop(Value init,
                   llvm::function_ref<std::pair<Value, Value>(Value)> step);
+  /// Same, with several values carried.
+  SmallVector<Value>
+  whileLoop(ValueRange inits,
+            llvm::function_ref<std::pair<Value, SmallVector<Value>>(ValueRange)>
+                step);
   void ifThen(Value cond, llvm::function_ref<void()> then);
   void ifThenElse(Value cond, llvm::function_ref<void()> then,
                   llvm::function_ref<void()> otherwise);

@@ -171,7 +171,7 @@ void FusedKernel::movePerRequest() {
               });
               k.ifThen(allVector, [&] {
                 k.forLoop(zero, W, k.i64(kEntryGroup), [&](Value g) {
-                  SmallVector<Value> tg, mv, data;
+                  SmallVector<Value> tg, sg, mv;
                   for (int64_t q = 0; q < kEntryGroup; ++q) {
                     Value j = k.add(g, k.i64(q));
                     SmallVector<Value> ts = k.ifValues(
@@ -184,32 +184,44 @@ void FusedKernel::movePerRequest() {
                           return {minusOne, minusOne};
                         });
                     tg.push_back(ts[0]);
+                    sg.push_back(ts[1]);
                     mv.push_back(k.cmp(P::ne, ts[0], ts[1]));
-                    for (auto [base, rowBytes, vectorizable] : rowsOf) {
-                      Value here =
-                          k.bitAnd(mv.back(), k.cmp(P::slt, col, rowBytes));
-                      Value at =
-                          k.gep(base, i8, k.add(k.mul(ts[1], rowBytes), col));
-                      data.push_back(k.ifValue(
-                          here, vec,
-                          [&]() -> Value {
-                            return k.load(vec, at, kVectorBytes);
-                          },
-                          [&]() -> Value { return zeroVec(); }));
-                    }
                   }
-                  for (int64_t q = 0; q < kEntryGroup; ++q)
-                    for (auto [r, row] : llvm::enumerate(rowsOf)) {
-                      auto [base, rowBytes, vectorizable] = row;
-                      Value here =
-                          k.bitAnd(mv[q], k.cmp(P::slt, col, rowBytes));
-                      k.ifThen(here, [&] {
-                        k.store(
-                            data[q * rowsOf.size() + r],
-                            k.gep(base, i8, k.add(k.mul(tg[q], rowBytes), col)),
-                            kVectorBytes);
-                      });
-                    }
+                  // A group in which nothing moves (a tree's root, a
+                  // request that accepted its drafts in order) skips its
+                  // loads and stores: one branch, taken after the list
+                  // reads that the loads' addresses wait for anyway.
+                  Value any = mv[0];
+                  for (int64_t q = 1; q < kEntryGroup; ++q)
+                    any = k.bitOr(any, mv[q]);
+                  k.ifThen(any, [&] {
+                    SmallVector<Value> data;
+                    for (int64_t q = 0; q < kEntryGroup; ++q)
+                      for (auto [base, rowBytes, vectorizable] : rowsOf) {
+                        Value here =
+                            k.bitAnd(mv[q], k.cmp(P::slt, col, rowBytes));
+                        Value at =
+                            k.gep(base, i8, k.add(k.mul(sg[q], rowBytes), col));
+                        data.push_back(k.ifValue(
+                            here, vec,
+                            [&]() -> Value {
+                              return k.load(vec, at, kVectorBytes);
+                            },
+                            [&]() -> Value { return zeroVec(); }));
+                      }
+                    for (int64_t q = 0; q < kEntryGroup; ++q)
+                      for (auto [r, row] : llvm::enumerate(rowsOf)) {
+                        auto [base, rowBytes, vectorizable] = row;
+                        Value here =
+                            k.bitAnd(mv[q], k.cmp(P::slt, col, rowBytes));
+                        k.ifThen(here, [&] {
+                          k.store(data[q * rowsOf.size() + r],
+                                  k.gep(base, i8,
+                                        k.add(k.mul(tg[q], rowBytes), col)),
+                                  kVectorBytes);
+                        });
+                      }
+                  });
                 });
               });
             });

@@ -15,16 +15,21 @@
 //     code, block 0 prefetching the buffer table for the move meanwhile. Larger
 //     ones are validated by all blocks, a chunk at a time (claimed from a
 //     counter; block / L requests validated by that same short code, or
-//     `block` requests a thread each when W > 32), into the workspace; the
-//     block that validates the last chunk checks (in its shared memory up
-//     to 2 C entries) and plans there while the others wait for its
-//     verdict, or leave as soon as every chunk is validated and none
-//     moved. That block waits for nobody, so this cannot deadlock whatever
-//     the residency.
+//     `block` requests a thread each when W > 32), into the workspace,
+//     each moving entry claiming its target and source in the workspace's
+//     claim table as it is made (FusedClaims.cpp: a slot written twice, or
+//     written by one request and read by another, is seen by the second
+//     claim); the block that validates the last chunk decides, checking
+//     the batch itself (in its shared memory up to 2 C entries) only when
+//     some claim was suspect or none were made, and plans there while the
+//     others wait for its verdict, or leave as soon as every chunk is
+//     validated and none moved. That block waits for nobody, so this
+//     cannot deadlock whatever the residency.
 //  B. Move. Safe batch: one thread per (request, two buffers, 16-byte
 //     slice), or four buffers when the grid cannot hold a thread per
 //     two-buffer task, moves the request's entries in order, four at a
-//     time in all the task's buffers (loads, then stores). Otherwise the
+//     time in all the task's buffers (loads, then stores; four entries none
+//     of which moves are skipped after their list reads). Otherwise the
 //     block that owns a (buffer, 16-byte column) stages every moving
 //     entry's 16 bytes in registers, waits at a barrier and writes; large
 //     batches stage in depth order (MovePlan), chunk by chunk, then copy
@@ -36,7 +41,8 @@
 //
 // This file holds the pattern (the entry point's parameters and launch
 // contract) and the kernel's skeleton (FusedKernel::build); phase A is in
-// FusedPlan.cpp, phase B in FusedCopy.cpp, their shared state in FusedMove.h.
+// FusedPlan.cpp and FusedClaims.cpp, phase B in FusedCopy.cpp, their shared
+// state in FusedMove.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,7 +56,7 @@ using namespace mlir;
 using namespace mlir::kvcache;
 using namespace mlir::kvcache::fused;
 
-static_assert(8 * (KVCACHE_TOTAL_PROGRESS + 1) <= 64,
+static_assert(8 * (KVCACHE_TOTAL_SUSPECT + 1) <= 64,
               "the workspace's totals fit in its 64 bytes of control words");
 
 namespace {
@@ -212,6 +218,7 @@ void FusedKernel::build() {
     k.store(k.i32(0), flag(UNSAFE), 4);
     k.store(k.i32(0), flag(VERDICT), 4);
     k.store(k.i32(0), flag(CAPACITY), 4);
+    k.store(k.i32(0), flag(SUSPECT), 4);
     k.store(k.i32(0), flag(MOVED), 4);
     k.store(k.i32(0), flag(SKIPPED), 4);
     k.store(k.i32(INT32_MAX), flag(FIRST_BAD), 4);

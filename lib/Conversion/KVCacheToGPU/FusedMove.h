@@ -55,17 +55,20 @@ inline constexpr int64_t kLineBytes = 128;
 enum { CODE, ENTRY, VALUE, BOUND, EPOCH, NUM_VALUES };
 /// Shared i32 flags: hazard across requests, whether the block plans (0)
 /// or waits (1), the chunk it claimed, the verdict, whether a large plan's
-/// cyclic rows exceed the staging capacity; and the counts every request
-/// adds to (moved entries, skipped requests, the lowest bad request, or
-/// INT32_MAX). 32-bit, so that the atomics are native (a 64-bit shared
-/// atomic is a compare-and-swap loop, which a warp's requests go through
-/// one at a time); the runtime bounds bs * accept_width below 2^31.
+/// cyclic rows exceed the staging capacity, whether the block's slot
+/// claims found a possible hazard (the planner: whether any block's did);
+/// and the counts every request adds to (moved entries, skipped requests,
+/// the lowest bad request, or INT32_MAX). 32-bit, so that the atomics are
+/// native (a 64-bit shared atomic is a compare-and-swap loop, which a warp's
+/// requests go through one at a time); the runtime bounds bs * accept_width
+/// below 2^31.
 enum {
   UNSAFE,
   PLANNER,
   CLAIMED,
   VERDICT,
   CAPACITY,
+  SUSPECT,
   MOVED,
   SKIPPED,
   FIRST_BAD,
@@ -175,12 +178,13 @@ struct FusedKernel {
 
   void build();
 
-  /// A batch past the local capacity, in every block: claim chunks of requests
-  /// (2^log2ChunkRequests; tickets of CLAIM, whose high half is the launch's
-  /// epoch) and validate them (checkSmallBatch, or checkRequest for W > 32),
-  /// writing their entries to the workspace lists, until none is left (the next
-  /// chunk is claimed while the current one is validated); the block drawing
-  /// the launch's last ticket sets CLAIM to the next epoch. Then add the
+  /// A batch past the local capacity, in every block: validate chunks of
+  /// requests (2^log2ChunkRequests; block b's first is chunk b, later ones
+  /// come from tickets of CLAIM, whose high half is the launch's epoch) with
+  /// checkSmallBatch, or checkRequest for W > 32, writing their entries to
+  /// the workspace lists, until none is left (each ticket is drawn while the
+  /// chunk before it is validated); the block drawing the launch's last
+  /// ticket sets CLAIM to the next epoch. Then add the
   /// block's counts to the workspace totals and its progress to PROGRESS. The
   /// block whose addition completes the chunk count plans (PLANNER = 0), with
   /// the totals in its shared values (and zeroes them for the next launch); the
@@ -255,7 +259,10 @@ struct FusedKernel {
   /// each (those below bs): the whole local batch (`whole`: block 0 also
   /// prefetches the buffer table, every thread clears its hazard-table
   /// keys) or one chunk of a large one.
-  void checkSmallBatch(Value minSlots, Value firstRequest, bool whole);
+  /// `afterLoads`, when given, runs once the loads of the first memory
+  /// round trip are issued (in every thread: it may hold a barrier).
+  void checkSmallBatch(Value minSlots, Value firstRequest, bool whole,
+                       llvm::function_ref<void()> afterLoads = nullptr);
   /// Whether a request's columns fit one warp's lanes (1 <= W <= 32): then
   /// small batches and the chunks of large ones are validated a thread per
   /// (request, column).
@@ -266,6 +273,22 @@ struct FusedKernel {
   /// The chunks of a large batch, of 2^log2Per requests each: what
   /// PROGRESS counts to (validateChunks and the waiters agree through it).
   Value chunkCount(Value log2Per);
+
+  /// Whether a launch past the local capacity claims the slots of its
+  /// moving entries during validation (KVCacheClaimWord): its chunks are
+  /// validated a thread per request column (W <= 32), its requests fit the
+  /// claim word's request field and its slots (below min_slots) 32 bits.
+  /// The planner trusts the claims (skips its check) only then.
+  Value claimsApply();
+  /// In a chunk's checkSmallBatch, every thread (the shuffles need the
+  /// whole warp): the entry of request i at position `pos` moving `src`
+  /// to `t` (when `moving`) claims `t` as written and `src` as read in the
+  /// workspace's claim table, and looks for an earlier entry of its request
+  /// that writes `src` among the request's lanes (`runBase`, the run's
+  /// first lane, and `L` lanes, i32). Sets SUSPECT on a possible hazard.
+  /// Called only by warps with a moving lane (checkSmallBatch).
+  void claimSlots(Value i, Value pos, Value t, Value src, Value moving,
+                  Value runBase, Value L);
 
   /// The hazard table of a small batch: 2 * block slots of i64 keys and
   /// i32 writers in the arena (a small batch has at most `block` entries),
@@ -304,7 +327,8 @@ struct FusedKernel {
   /// a block takes T / S tasks at once when rows have S <= T slices. A
   /// thread moves the request's entries kEntryGroup at a time, in order,
   /// each in all the group's buffers (loads, then stores): a group reads
-  /// after the previous one wrote, which the plan proved safe.
+  /// after the previous one wrote, which the plan proved safe. A group of
+  /// which no entry moves branches over its loads and stores.
   void movePerRequest();
 
   /// Batch with hazards across requests: block per (buffer, column).

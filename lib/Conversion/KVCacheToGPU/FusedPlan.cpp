@@ -6,9 +6,10 @@
 // batch, or requests of more than 32 columns, a thread per request), its
 // (target, source) entries written, the verdict on hazards across requests (a
 // shared-memory table for local batches, filled and probed without loops by a
-// small one, smallCrossCheck; the workspace table and depth plan of MovePlan
-// for large ones, after every block validated its claimed chunks), and the
-// status record and report.
+// small one, smallCrossCheck; for large ones the slot claims each chunk
+// makes as it is validated (FusedClaims.cpp), and, when a claim was
+// suspect, the workspace table and depth plan of MovePlan after every block
+// validated its chunks), and the status record and report.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,53 +48,96 @@ void FusedKernel::validateChunks() {
   Value log2Per = log2ChunkRequests();
   Value chunks = chunkCount(log2Per);
   Value low = k.i64(0xffffffff);
-  // Every block draws one ticket past the chunks: the launch's last ticket
-  // is chunks + blocks - 1, and its block starts the next epoch.
-  Value lastTicket = k.add(chunks, k.sub(nblocks, one));
-  // A ticket (the low half of CLAIM); the first claim also keeps the epoch.
-  auto claim = [&](bool first) {
-    Value got =
-        globalAtomic(LLVM::AtomicBinOp::add, word(KVCACHE_CTRL_CLAIM), one);
-    Value ticket = k.bitAnd(got, low);
-    Value epoch = k.sub(got, ticket);
-    if (first)
-      k.store(epoch, val(EPOCH), 8);
-    k.ifThen(k.cmp(P::eq, ticket, lastTicket), [&] {
-      Value next = arith::ShLIOp::create(
-          b, k.add(arith::ShRUIOp::create(b, got, k.i64(32)), one), k.i64(32));
-      storeWord(next, KVCACHE_CTRL_CLAIM);
-    });
-    return k.toI32(ticket);
+  // Block b validates chunk b first, without a ticket; the chunks past the
+  // grid (chunks > blocks) are handed out by tickets: ticket t names chunk
+  // blocks + t. Every block draws tickets until one names no chunk, so the
+  // launch draws max(chunks, blocks) tickets, the last of which starts the
+  // next epoch.
+  Value extra = k.sub(chunks, nblocks);
+  Value lastTicket = k.sub(
+      k.add(k.select(k.cmp(P::sgt, extra, zero), extra, zero), nblocks), one);
+  // A draw is issued one chunk ahead and its word used only after that
+  // chunk is validated, so that no warp waits for the atomic's round trip
+  // before its loads (thread 0 alone draws; the others carry zero).
+  auto draw = [&]() -> Value {
+    return k.ifValue(
+        isThread0, i64,
+        [&]() -> Value {
+          return globalAtomic(LLVM::AtomicBinOp::add, word(KVCACHE_CTRL_CLAIM),
+                              one);
+        },
+        [&]() -> Value { return zero; });
   };
-  k.ifThen(isThread0, [&] { k.store(claim(true), flag(CLAIMED), 4); });
-  k.barrier();
-  Value mine = k.whileLoop(zero, [&](Value done) -> std::pair<Value, Value> {
-    Value c = k.toI64(k.load(i32, flag(CLAIMED), 4));
-    Value more = k.cmp(P::slt, c, chunks);
-    // Every thread has read CLAIMED before thread 0 replaces it.
-    k.barrier();
-    k.ifThen(more, [&] {
-      Value next = k.ifValue(
-          isThread0, i32, [&]() -> Value { return claim(false); },
-          [&]() -> Value { return k.i32(0); });
-      Value first = arith::ShLIOp::create(b, c, log2Per);
-      k.ifThenElse(
-          lanes, [&] { checkSmallBatch(p["min_slots"], first, false); },
-          [&] {
-            Value i = k.add(first, tid);
-            checkRequest(i, k.cmp(P::slt, i, bs), p["min_slots"]);
-          });
-      k.ifThen(isThread0, [&] { k.store(next, flag(CLAIMED), 4); });
+  // Thread 0: the chunk the drawn ticket names to CLAIMED, and the word's
+  // epoch to EPOCH unless it is there already (`publish`: EPOCH is written
+  // once, as other threads may be reading it); the last ticket's block
+  // stores the next epoch.
+  auto useDraw = [&](Value got, Value publish) {
+    k.ifThen(isThread0, [&] {
+      Value ticket = k.bitAnd(got, low);
+      k.ifThen(publish, [&] { k.store(k.sub(got, ticket), val(EPOCH), 8); });
+      k.ifThen(k.cmp(P::eq, ticket, lastTicket), [&] {
+        Value next = arith::ShLIOp::create(
+            b, k.add(arith::ShRUIOp::create(b, got, k.i64(32)), one),
+            k.i64(32));
+        storeWord(next, KVCACHE_CTRL_CLAIM);
+      });
+      k.store(k.toI32(k.add(nblocks, ticket)), flag(CLAIMED), 4);
     });
-    k.barrier();
-    return {more, k.select(more, k.add(done, one), done)};
-  });
+  };
+  SmallVector<Value> inits = {bid, draw(), zero};
+  SmallVector<Value> ends = k.whileLoop(
+      inits, [&](ValueRange x) -> std::pair<Value, SmallVector<Value>> {
+        Value c = x[0], got = x[1], done = x[2];
+        Value more = k.cmp(P::slt, c, chunks);
+        k.ifThen(more, [&] {
+          Value first = arith::ShLIOp::create(b, c, log2Per);
+          // The claims of the block's first chunk need the epoch: thread 0
+          // stores it once the loads of the chunk's first round trip are
+          // issued, and the block meets at a barrier (the atomic and those
+          // loads are in flight together).
+          Value firstChunk = k.cmp(P::eq, done, zero);
+          auto publishEpoch = [&] {
+            k.ifThen(firstChunk, [&] {
+              k.ifThen(isThread0, [&] {
+                k.store(k.sub(got, k.bitAnd(got, low)), val(EPOCH), 8);
+              });
+              k.barrier();
+            });
+          };
+          k.ifThenElse(
+              lanes,
+              [&] {
+                checkSmallBatch(p["min_slots"], first, false, publishEpoch);
+              },
+              [&] {
+                Value i = k.add(first, tid);
+                checkRequest(i, k.cmp(P::slt, i, bs), p["min_slots"]);
+              });
+        });
+        // The block's first ticket publishes the epoch, unless the claims
+        // of its first chunk did (checkSmallBatch's hook).
+        Value hooked = k.bitAnd(more, lanes);
+        useDraw(got, k.bitAnd(k.cmp(P::eq, done, zero), k.bitNot(hooked)));
+        k.barrier();
+        Value nextChunk = k.toI64(k.load(i32, flag(CLAIMED), 4));
+        Value again = k.cmp(P::slt, nextChunk, chunks);
+        // Every thread has read CLAIMED before thread 0 replaces it.
+        k.ifThen(again, [&] { k.barrier(); });
+        Value nextDraw = k.ifValue(
+            again, i64, [&]() -> Value { return draw(); },
+            [&]() -> Value { return zero; });
+        return {again,
+                {nextChunk, nextDraw, k.select(more, k.add(done, one), done)}};
+      });
+  Value mine = ends[2];
   k.ifThen(isThread0, [&] {
     Value moved = count(MOVED);
     Value skipped = count(SKIPPED);
     Value first = firstBad();
     Value anyMoved = k.cmp(P::sgt, moved, zero);
     Value anySkipped = k.cmp(P::sgt, skipped, zero);
+    Value suspect = k.cmp(P::ne, k.load(i32, flag(SUSPECT), 4), k.i32(0));
     Value last = k.ifValue(
         k.cmp(P::sgt, mine, zero), b.getI1Type(),
         [&]() -> Value {
@@ -107,12 +151,16 @@ void FusedKernel::validateChunks() {
             globalAtomic(LLVM::AtomicBinOp::max, word(KVCACHE_TOTAL_FIRST_BAD),
                          k.sub(k.i64(INT64_MAX), first));
           });
+          k.ifThen(suspect, [&] {
+            globalAtomic(LLVM::AtomicBinOp::add, word(KVCACHE_TOTAL_SUSPECT),
+                         one);
+          });
           Value progress = k.add(
               mine,
               k.add(k.select(anyMoved,
                              k.i64(int64_t(1) << KVCACHE_PROGRESS_MOVED_BIT),
                              zero),
-                    k.select(anySkipped,
+                    k.select(k.bitOr(anySkipped, suspect),
                              k.i64(int64_t(1) << KVCACHE_PROGRESS_SKIPPED_BIT),
                              zero)));
           // Release: the block's entries and totals before its progress.
@@ -145,7 +193,10 @@ void FusedKernel::validateChunks() {
               Value m = take(KVCACHE_TOTAL_MOVED);
               Value sk = take(KVCACHE_TOTAL_SKIPPED);
               Value fb = take(KVCACHE_TOTAL_FIRST_BAD);
+              Value sus = take(KVCACHE_TOTAL_SUSPECT);
               k.store(k.toI32(m), flag(MOVED), 4);
+              k.store(k.select(k.cmp(P::ne, sus, zero), k.i32(1), k.i32(0)),
+                      flag(SUSPECT), 4);
               k.store(k.toI32(sk), flag(SKIPPED), 4);
               k.store(k.select(k.cmp(P::eq, fb, zero), k.i32(INT32_MAX),
                                k.toI32(k.sub(k.i64(INT64_MAX), fb))),
@@ -170,12 +221,15 @@ void FusedKernel::waitVerdict() {
     // the previous large launch's (or zero, on a fresh workspace).
     // PROGRESS is polled too: once it shows every chunk validated and no
     // block that moved, the verdict can only be V_NONE, and the waiter
-    // leaves without the planner's publication (a chain's common case).
+    // leaves without the planner's publication (a chain's common case);
+    // with slot claims, every chunk validated and no block that skipped or
+    // was suspect, V_PER_REQUEST (a tree's).
     // PROGRESS is zero when this launch starts (the previous planner left
     // it so) and goes back to zero once the planner has read it: a
     // waiter that misses the complete count still gets FLAG.
     Value epoch = k.load(i64, val(EPOCH), 8);
     Value chunks = chunkCount(log2ChunkRequests());
+    Value claims = claimsApply();
     Value v = k.whileLoop(k.i32(0), [&](Value) -> std::pair<Value, Value> {
       Value got = loadWord(KVCACHE_CTRL_FLAG);
       Value progress = loadWord(KVCACHE_TOTAL_PROGRESS);
@@ -188,6 +242,15 @@ void FusedKernel::waitVerdict() {
           k.bitAnd(progress,
                    k.i64((int64_t(1) << KVCACHE_PROGRESS_SKIPPED_BIT) - 1)),
           chunks);
+      // Every chunk validated, and no block that skipped a request or
+      // found a suspect claim.
+      constexpr int64_t kMovedField =
+          ((int64_t(1) << KVCACHE_PROGRESS_SKIPPED_BIT) - 1) &
+          ~int64_t(0xffffffff);
+      Value clean =
+          k.cmp(P::eq, k.bitAnd(progress, k.i64(~kMovedField)), chunks);
+      verdict =
+          k.select(k.bitAnd(clean, claims), k.i32(V_PER_REQUEST), verdict);
       verdict = k.select(nothingMoves, k.i32(V_NONE), verdict);
       Value waiting = k.cmp(P::eq, verdict, k.i32(0));
       // A short sleep: the verdict is on every waiter's critical path, and
@@ -282,7 +345,13 @@ void FusedKernel::plan() {
   // slots of i32 keys in the arena (shared atomics, not a global round
   // trip per probe); larger ones, and any batch found unsafe (whose depth
   // plan needs it), with the workspace table of MovePlan.
-  k.ifCold(k.bitAnd(anyMoves, k.bitNot(local)), [&] {
+  // Unless every block's slot claims (FusedClaims.cpp) came back clean:
+  // then no hazard is left for the check to find.
+  Value claimed = k.bitAnd(
+      claimsApply(), k.cmp(P::eq, k.load(i32, flag(SUSPECT), 4), k.i32(0)));
+  Value check =
+      k.bitAnd(k.bitAnd(anyMoves, k.bitNot(local)), k.bitNot(claimed));
+  k.ifCold(check, [&] {
     // The loops below walk the lists, an entry per thread at a time: one
     // prefetch of every line into L1 first (after the acquire, so no line
     // is stale), and their reads are L1 hits, not an L2 round trip each.
@@ -611,7 +680,8 @@ Value FusedKernel::smallBatch() {
 }
 
 void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
-                                  bool whole) {
+                                  bool whole,
+                                  llvm::function_ref<void()> afterLoads) {
   Value log2L = log2Lanes(k, W);
   Value L = arith::ShLIOp::create(b, one, log2L);
   Value i = k.add(firstRequest, arith::ShRUIOp::create(b, tid, log2L));
@@ -629,6 +699,8 @@ void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
   }
   Value flat = k.add(k.mul(i, W), j);
   Value a = loadIf(active, "accept_index", flat);
+  if (afterLoads)
+    afterLoads();
   // Behind the first loads, before anyone knows whether the batch moves:
   // a few instructions for a chain, a memory round trip hidden for a tree.
   if (whole)
@@ -749,9 +821,18 @@ void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
     sharedAtomic(LLVM::AtomicBinOp::min, flag(FIRST_BAD), k.toI32(i));
     sharedAtomic(LLVM::AtomicBinOp::add, flag(SKIPPED), k.i32(1));
   });
-  // The hazard table's keys, for the check after validation's barrier.
+  // The hazard table's keys, for the check after validation's barrier; a
+  // chunk's hazards are found by its claims instead.
+  // A warp none of whose lanes moves (every warp of a chain) has nothing
+  // to compare or claim.
   if (whole)
     smallTable().clearKeys(tid);
+  else
+    k.ifThen(k.cmp(P::ne,
+                   NVVM::VoteSyncOp::create(b, i32, k.i32(-1), moves,
+                                            NVVM::VoteSyncKind::ballot),
+                   k.i32(0)),
+             [&] { claimSlots(i, pos, t, src, moves, runBase, L32); });
 }
 
 MovePlan FusedKernel::smallTable() {

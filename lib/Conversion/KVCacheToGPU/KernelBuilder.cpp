@@ -72,6 +72,12 @@ void KernelBuilder::ifCold(Value cond, llvm::function_ref<void()> then) {
   then();
 }
 
+Value KernelBuilder::log2Ceil(Value x) {
+  Value clz = LLVM::CountLeadingZerosOp::create(
+      b, b.getI64Type(), sub(x, i64(1)), b.getBoolAttr(false));
+  return sub(i64(64), clz);
+}
+
 Value KernelBuilder::threadId() {
   return toI64(gpu::ThreadIdOp::create(b, gpu::Dimension::x));
 }

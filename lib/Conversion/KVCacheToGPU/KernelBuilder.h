@@ -60,6 +60,9 @@ public:
 
   void barrier() { gpu::BarrierOp::create(b); }
 
+  /// The smallest l with 2^l >= x, for the i64 x >= 1.
+  Value log2Ceil(Value x);
+
   /// ifThen for a branch that a common call never takes: marked
   /// kvcache.cold, so that kvcache-outline-cold moves it into a device
   /// function and the common path fetches none of its instructions.

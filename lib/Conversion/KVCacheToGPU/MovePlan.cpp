@@ -28,7 +28,31 @@ Value linearOffset(KernelBuilder &k, int64_t (*fn)(int64_t), Value n) {
   int64_t at0 = fn(0), slope = fn(1) - fn(0);
   return k.add(k.mul(n, k.i64(slope)), k.i64(at0));
 }
+
+/// Where the workspace's table lies for n entries (byte offsets).
+struct TableLayout {
+  Value log2P, capacity, keysOffset, valuesOffset, end;
+};
+TableLayout tableLayout(KernelBuilder &k, Value n) {
+  ImplicitLocOpBuilder &b = k.builder();
+  TableLayout t;
+  // P = the power of two >= max(64, 2n) (kvcacheMoveHashCapacity).
+  Value twoN = k.mul(n, k.i64(2));
+  Value atLeast = k.select(k.cmp(P::sgt, twoN, k.i64(64)), twoN, k.i64(64));
+  t.log2P = k.log2Ceil(atLeast);
+  t.capacity = arith::ShLIOp::create(b, k.i64(1), t.log2P);
+  // keys = align8(end of hist) (kvcacheMoveKeysOffset).
+  Value histEnd = linearOffset(k, kvcacheMoveHistEndOffset, n);
+  t.keysOffset = k.bitAnd(k.add(histEnd, k.i64(7)), k.i64(~int64_t(7)));
+  t.valuesOffset = k.add(t.keysOffset, k.mul(t.capacity, k.i64(8)));
+  t.end = k.add(t.valuesOffset, k.mul(t.capacity, k.i64(4)));
+  return t;
+}
 } // namespace
+
+Value mlir::kvcache::moveWorkspaceBytes(KernelBuilder &k, Value n) {
+  return tableLayout(k, n).end;
+}
 
 MovePlan::MovePlan(KernelBuilder &k, Value ws, Value n, int64_t blockSize,
                    StringRef sharedPrefix)
@@ -49,18 +73,11 @@ MovePlan::MovePlan(KernelBuilder &k, Value ws, Value n, int64_t blockSize,
   rankBuf[0] = at(rank0);
   rankBuf[1] = at(k.add(rank0, k.mul(n, k.i64(4))));
   hist = at(linearOffset(k, kvcacheMoveHistOffset, n));
-  // P = the power of two >= max(64, 2n) (kvcacheMoveHashCapacity).
-  Value twoN = k.mul(n, k.i64(2));
-  Value atLeast = k.select(k.cmp(P::sgt, twoN, k.i64(64)), twoN, k.i64(64));
-  Value clz = LLVM::CountLeadingZerosOp::create(
-      b, i64, k.sub(atLeast, k.i64(1)), b.getBoolAttr(false));
-  log2P = k.sub(k.i64(64), clz);
-  capacity = arith::ShLIOp::create(b, k.i64(1), log2P);
-  // keys = align8(end of hist) (kvcacheMoveKeysOffset).
-  Value histEnd = linearOffset(k, kvcacheMoveHistEndOffset, n);
-  Value keysOffset = k.bitAnd(k.add(histEnd, k.i64(7)), k.i64(~int64_t(7)));
-  keys = at(keysOffset);
-  values = at(k.add(keysOffset, k.mul(capacity, k.i64(8))));
+  TableLayout t = tableLayout(k, n);
+  log2P = t.log2P;
+  capacity = t.capacity;
+  keys = at(t.keysOffset);
+  values = at(t.valuesOffset);
   counters = k.sharedMemory((sharedPrefix + "_counts").str(),
                             LLVM::LLVMArrayType::get(i32, NUM_COUNTERS),
                             /*external=*/false);

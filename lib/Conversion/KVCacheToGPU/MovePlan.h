@@ -72,6 +72,11 @@ private:
   int64_t fixedCapacity = 0; // the table-only constructor's capacity
 };
 
+/// kvcacheMoveWorkspaceBytes(n) of KVCacheABI.h as IR: where the
+/// kvcache.move_rows workspace for n entries ends, from the layout the
+/// workspace constructor uses.
+Value moveWorkspaceBytes(KernelBuilder &k, Value n);
+
 } // namespace mlir::kvcache
 
 #endif // SPECC_LIB_CONVERSION_KVCACHETOGPU_MOVEPLAN_H

@@ -1,7 +1,7 @@
 // kvcache.move_accepted_tokens becomes one kernel named after its function:
 // the entry point the runtime launches, with its parameters named in the
-// launch contract (the manifest), chunks of requests claimed from a counter
-// by every block for large batches, an acquire/release handshake between the
+// launch contract (the manifest), chunks of requests validated by every
+// block for large batches (its own first, then those a counter hands out), an acquire/release handshake between the
 // planner and the others, and no kvcache op
 // left. An op the pattern cannot lower is an error where it is.
 // RUN: specc-opt %s --split-input-file --kvcache-to-gpu --verify-diagnostics | FileCheck %s
@@ -16,26 +16,45 @@
 // CHECK-SAME: nvvm.minctasm = 2 : i32
 // CHECK: %[[N:.*]] = arith.muli %[[BS]], %[[W]] : i64
 // CHECK: arith.cmpi sle, %[[N]], %{{.*}} : i64
-// Batches past the local capacity: chunks claimed from a counter whose high
-// half is the launch's epoch (the next chunk claimed while the current one
-// is validated; the block that draws the last ticket stores the next
-// epoch), the counts added to the workspace totals, then the block's
+// Batches past the local capacity: block b's first chunk is b, later ones
+// come from tickets of a counter whose high half is the launch's epoch,
+// each drawn before the loop or the chunk ahead of the one it names and
+// used after that chunk (the block that draws the last ticket stores the
+// next epoch); the counts added to the workspace totals, then the block's
 // progress after a fence; the planner zeroes the progress and, if some
 // block moved or skipped, acquires and takes the totals (exchanges with 0)
 // for the next launch.
 // CHECK: %[[EPOCHS:.*]] = llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
+// CHECK: scf.while ({{.*}}) : (i64, i64, i64) -> (i64, i64, i64)
+// A chunk's moving entries check their request's earlier targets (index
+// shuffles of the target's halves and the position over the request's
+// lanes) and claim their slots in the workspace's claim words, tagged
+// 1 + epoch mod 254: a compare-and-swap loop carrying both claims, their
+// two swaps in flight at each step.
+// CHECK: gpu.shuffle  idx %{{.*}}, %{{.*}}, %c32_i32{{.*}} : i32
+// CHECK: gpu.shuffle  idx %{{.*}}, %{{.*}}, %c32_i32{{.*}} : i32
+// CHECK: gpu.shuffle  idx %{{.*}}, %{{.*}}, %c32_i32{{.*}} : i32
+// CHECK: arith.remui %{{.*}}, %c254_i32 : i32
+// CHECK: scf.while ({{.*}}) : (i64, i64, i64, i1, i64, i64, i64, i1, i1, i64) -> (i64, i64, i64, i1, i64, i64, i64, i1, i1, i64)
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
+// CHECK: scf.condition
+// The drawn ticket, used once the chunk is validated: the last one stores
+// the next epoch; the next ticket drawn only when this one named a chunk.
 // CHECK: arith.shli
 // CHECK: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
-// CHECK: scf.while
+// CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
+// The totals: moved, skipped, first bad, suspect blocks; the progress.
 // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.atomicrmw max %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
+// CHECK: llvm.atomicrmw add %{{.*}}, %c1_i64 syncscope("device") monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // CHECK: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
 // CHECK: scf.if
 // CHECK-NEXT: llvm.fence syncscope("device") acq_rel
-// CHECK: llvm.atomicrmw xchg %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
+// CHECK-COUNT-4: llvm.atomicrmw xchg %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
 // The other blocks wait for the planner's verdict (a cold branch, as the
 // chunked validation: device functions after kvcache-outline-cold); the
 // planner publishes it.
@@ -43,13 +62,20 @@
 // A waiter's poll: relaxed device-scope i64 loads of FLAG and PROGRESS
 // (not volatile: that is system scope), waiting while FLAG's high half is
 // not the epoch or its verdict is 0, unless PROGRESS's bits 0-47 are the
-// chunk count (nothing moves: verdict 3); the acquire only for a verdict
-// that moves (not 3).
+// chunk count (nothing moves: verdict 3), or, in a launch that claims its
+// slots, its bits 0-31 are and its bits 48-63 zero (no block skipped or
+// was suspect: verdict 1); the acquire only for a verdict that moves (not
+// 3).
 // CHECK: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
 // CHECK: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr<1> -> i64
 // CHECK: arith.cmpi ne, %{{.*}}, %{{.*}} : i64
-// CHECK: arith.andi %{{.*}}, %c281474976710655_i64 : i64
-// CHECK: arith.select %{{.*}}, %c3_i32{{.*}}, %{{.*}} : i32
+// CHECK: %[[LOW48:.*]] = arith.andi %{{.*}}, %c281474976710655_i64 : i64
+// CHECK-NEXT: %[[NONE3:.*]] = arith.cmpi eq, %[[LOW48]], %{{.*}} : i64
+// CHECK: %[[CLEANBITS:.*]] = arith.andi %{{.*}}, %c-281470681743361_i64 : i64
+// CHECK-NEXT: %[[CLEAN:.*]] = arith.cmpi eq, %[[CLEANBITS]], %{{.*}} : i64
+// CHECK: %[[CLAIMED:.*]] = arith.andi %[[CLEAN]], %{{.*}} : i1
+// CHECK-NEXT: arith.select %[[CLAIMED]], %c1_i32{{.*}}, %{{.*}} : i32
+// CHECK: arith.select %[[NONE3]], %c3_i32{{.*}}, %{{.*}} : i32
 // CHECK: arith.cmpi eq, %{{.*}}, %{{.*}} : i32
 // CHECK: nvvm.nanosleep %c64_i32
 // CHECK: %[[NONE:.*]] = arith.cmpi ne, %{{.*}}, %c3_i32 : i32
@@ -88,7 +114,8 @@
 // writers numbered i * 32 + j, the request a shift), a larger local
 // batch's table of i64 keys in the arena; a large batch's lists prefetched
 // into L1, then, up to 2048 entries, a table of i32 keys in the arena;
-// larger ones, or an unsafe one, the workspace table.
+// larger ones, or an unsafe one, the workspace table. A large batch is
+// checked only if some block's claims were suspect (or it made none).
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<3>, i64
 // CHECK: arith.shrsi %{{.*}}, %c5_i64{{.*}} : i64
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<3>, i64
