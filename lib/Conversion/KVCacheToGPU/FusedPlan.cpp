@@ -68,6 +68,8 @@ void FusedKernel::validateChunks() {
         },
         [&]() -> Value { return zero; });
   };
+  // A drawn word's epoch: its high half, kept in place.
+  auto epochOf = [&](Value got) { return k.sub(got, k.bitAnd(got, low)); };
   // Thread 0: the chunk the drawn ticket names to CLAIMED, and the word's
   // epoch to EPOCH unless it is there already (`publish`: EPOCH is written
   // once, as other threads may be reading it); the last ticket's block
@@ -75,7 +77,7 @@ void FusedKernel::validateChunks() {
   auto useDraw = [&](Value got, Value publish) {
     k.ifThen(isThread0, [&] {
       Value ticket = k.bitAnd(got, low);
-      k.ifThen(publish, [&] { k.store(k.sub(got, ticket), val(EPOCH), 8); });
+      k.ifThen(publish, [&] { k.store(epochOf(got), val(EPOCH), 8); });
       k.ifThen(k.cmp(P::eq, ticket, lastTicket), [&] {
         Value next = arith::ShLIOp::create(
             b, k.add(arith::ShRUIOp::create(b, got, k.i64(32)), one),
@@ -99,9 +101,8 @@ void FusedKernel::validateChunks() {
           Value firstChunk = k.cmp(P::eq, done, zero);
           auto publishEpoch = [&] {
             k.ifThen(firstChunk, [&] {
-              k.ifThen(isThread0, [&] {
-                k.store(k.sub(got, k.bitAnd(got, low)), val(EPOCH), 8);
-              });
+              k.ifThen(isThread0,
+                       [&] { k.store(epochOf(got), val(EPOCH), 8); });
               k.barrier();
             });
           };
