@@ -50,3 +50,16 @@ def test_planner_patch_packs_what_the_script_unpacks():
     fields = [sum(d << (21 * i) for i, d in enumerate(deltas[f:f + 3])) for f in (0, 3, 6)]
     record = (0, *fields, 0, 5, 1, 0)
     assert phase_stamps.planner_phases(record) == tuple(deltas)
+
+
+def test_large_batch_phases_telescope():
+    # A waiting block 0 stamps no S1 and S2 (plan() is not its), so those
+    # shared values hold whatever was there: the three first deltas still
+    # add up to S3 - S0 modulo 2^32, the only sum that --large reads.
+    s0, s1, s2, s3, s4, s5 = 5_000_000_000, 0x12345678AB, 7, 5_000_090_000, 5_000_190_000, 5_000_191_500
+    lo = lambda d: d & 0xFFFFFFFF  # noqa: E731
+    signed = lambda w: w - (1 << 64) if w >> 63 else w  # noqa: E731  (int64 fields)
+    record = (0, signed(lo(s1 - s0) | (lo(s2 - s1) << 32)),
+              signed(lo(s3 - s2) | (lo(s4 - s3) << 32)), s5 - s4, 0, 0, 0, 0)
+    assert record[1] < 0 or record[2] < 0  # a high half with its top bit set
+    assert phase_stamps.large_phases(record) == (90_000, 100_000, 1_500)
