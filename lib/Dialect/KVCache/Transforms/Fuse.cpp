@@ -78,7 +78,7 @@ struct KVCacheFusePass : kvcache::impl::KVCacheFuseBase<KVCacheFusePass> {
           a.getNumCorrectDrafts(), c.getAcceptIndex(), c.getSentinelAttr(),
           c.getOutCacheLoc(), move.getBuffers(), move.getWorkspace(), status,
           /*report=*/Value());
-      Value targets = move.getTargets(), sources = move.getSources();
+      Value targets = move.getTargets();
       move.erase();
       a.erase();
       c.erase();
