@@ -27,6 +27,12 @@ to the move, so three phases are printed:
               rounds: the most any block has)
   drain       a barrier and a device-scope fence after the move
 
+The planner block writes the record's fields too (zeros for a valid batch),
+with no order against block 0's stamps: after a move block 0 writes last,
+but a waiting block 0 of a chain leaves as soon as nothing moves and may
+write first. Records whose three fields are all zero are not counted, and
+each line says how many calls gave stamps.
+
 `--planner` reads an image built with `variants/planner-stamps.patch`
 instead: the planner block of a large batch (the block whose validation
 completes the chunk count) stamps its own phases, nine deltas of 21 bits
@@ -130,10 +136,18 @@ def main():
                     if st[0] != 0:
                         sys.exit(f"{layout} bs={bs}: the batch was refused ({st}); "
                                  "stamps are only read from valid batches")
+                    if opts.large and st[1] == st[2] == st[3] == 0:
+                        continue  # overwritten by the planner's record
                     runs.append(decode(st))
-                med = [statistics.median(r[i] for r in runs) for i in range(len(names))]
                 name = f"{layout} {'tree' if tree else 'chain'} bs={bs}"
-                print(f"{name:32s} " + " ".join(f"{m:9.0f}" for m in med) + f" {sum(med):8.0f}")
+                if not runs:
+                    print(f"{name:32s} no stamps in {opts.calls} calls (the planner's record "
+                          "came last every time)")
+                    continue
+                med = [statistics.median(r[i] for r in runs) for i in range(len(names))]
+                note = f"  ({len(runs)} of {opts.calls} calls)" if len(runs) < opts.calls else ""
+                print(f"{name:32s} " + " ".join(f"{m:9.0f}" for m in med)
+                      + f" {sum(med):8.0f}{note}")
 
 
 if __name__ == "__main__":
