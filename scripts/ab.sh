@@ -21,6 +21,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$root/device-out}
 mkdir -p "$OUT"
+. "$root/scripts/image-runtime.sh"
 base=$root/build/artifacts
 variants=("$@")
 [ ${#variants[@]} -gt 0 ] || variants=("$base" "$root"/build/ab/*)
@@ -28,11 +29,8 @@ names=()
 for v in "${variants[@]}"; do
   name=$(basename "$v")
   names+=("$name")
-  art=/tmp/ab-art-$name rt=/tmp/ab-rt-$name
-  rm -rf "$art" && mkdir -p "$art" && cp "$base"/kernels.* "$art"/ && cp "$v"/kernels.* "$art"/
-  (cmake -S "$root" -B "$rt" -G Ninja -DSPECC_RUNTIME_ONLY=ON -DSPECC_KERNEL_ARTIFACTS="$art" \
-     -DSPECC_TORCH_EXTENSION=OFF > "$rt.log" 2>&1 && cmake --build "$rt" >> "$rt.log" 2>&1 ||
-   echo "variant $name: runtime build FAILED (see $rt.log)") &
+  (image_runtime "$root" "$v" "ab-$name" ||
+   echo "variant $name: runtime build FAILED (see /tmp/image-rt-ab-$name.log)") &
 done
 wait
 for name in "${names[@]}"; do
@@ -41,11 +39,11 @@ for name in "${names[@]}"; do
     files=()
     for f in $SPECC_AB_TESTS; do files+=("$root/python/tests/$f"); done
     (cd "$root/python" && SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_EXPECT_NATIVE=0 \
-       SPECC_RUNTIME_LIB=/tmp/ab-rt-$name/lib/libspecc_runtime.so PYTHONPATH=$root/python \
+       SPECC_RUNTIME_LIB=/tmp/image-rt-ab-$name/lib/libspecc_runtime.so PYTHONPATH=$root/python \
        python3 -m pytest -q -p no:cacheprovider "${files[@]}" > "$OUT/ab-tests-$name.log" 2>&1)
     echo "variant $name: tests rc=$? ($(tail -1 "$OUT/ab-tests-$name.log"))"
   fi
-  SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_RUNTIME_LIB=/tmp/ab-rt-$name/lib/libspecc_runtime.so \
+  SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_RUNTIME_LIB=/tmp/image-rt-ab-$name/lib/libspecc_runtime.so \
     PYTHONPATH=$root/python python3 "$root/python/benchmarks/bench_move.py" \
     --sglang-src /nonexistent --layouts ${SPECC_AB_LAYOUT:-llama8b} --bs ${SPECC_AB_BS:-1 8 32 128 512} \
     --reps 50 --host-reps 200 ${SPECC_AB_ARGS:-} --out "$OUT/ab-$name.json" > "$OUT/ab-$name.txt" 2>&1

@@ -15,11 +15,9 @@ mkdir -p "$OUT"
 [ $# -ge 1 ] || { sed -n 2,10p "$0"; exit 2; }
 img=$(cd "$1" && pwd); shift
 name=$(basename "$img")
-art=/tmp/stamps-art-$name rt=/tmp/stamps-rt-$name
-rm -rf "$art" && mkdir -p "$art" && cp "$root"/build/artifacts/kernels.* "$art"/ && cp "$img"/kernels.* "$art"/
-cmake -S "$root" -B "$rt" -G Ninja -DSPECC_RUNTIME_ONLY=ON -DSPECC_KERNEL_ARTIFACTS="$art" \
-  -DSPECC_TORCH_EXTENSION=OFF > "$rt.log" 2>&1 && cmake --build "$rt" >> "$rt.log" 2>&1 ||
-  { echo "stamps: runtime build FAILED (see $rt.log)"; tail -20 "$rt.log"; exit 1; }
-SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_RUNTIME_LIB=$rt/lib/libspecc_runtime.so \
+. "$root/scripts/image-runtime.sh"
+image_runtime "$root" "$img" "stamps-$name" ||
+  { echo "stamps: runtime build FAILED"; tail -20 "/tmp/image-rt-stamps-$name.log"; exit 1; }
+SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_RUNTIME_LIB=/tmp/image-rt-stamps-$name/lib/libspecc_runtime.so \
   PYTHONPATH=$root/python python3 "$root/python/benchmarks/phase_stamps.py" "$@" 2>&1 |
   tee "$OUT/stamps-$name.txt"
