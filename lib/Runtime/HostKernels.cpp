@@ -65,11 +65,10 @@ bool specc::host::callEntry(void *entry, Descriptor *const *a, size_t n) {
     SPECC_CALL(10, D, D, D, D, D, D, D, D, D, D)
     SPECC_END(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9])
     SPECC_CALL(11, D, D, D, D, D, D, D, D, D, D, D)
-    SPECC_END(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
-              a[10])
+    SPECC_END(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10])
     SPECC_CALL(12, D, D, D, D, D, D, D, D, D, D, D, D)
-    SPECC_END(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
-              a[10], a[11])
+    SPECC_END(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10],
+              a[11])
 #undef SPECC_CALL
 #undef SPECC_END
   default:

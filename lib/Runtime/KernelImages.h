@@ -48,8 +48,7 @@ struct Manifest {
 };
 
 /// Parses the manifest; false with `error` set when it is malformed.
-bool parseManifest(const EmbeddedFile &file, Manifest &out,
-                   std::string &error);
+bool parseManifest(const EmbeddedFile &file, Manifest &out, std::string &error);
 
 } // namespace specc
 

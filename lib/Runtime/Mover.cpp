@@ -697,9 +697,9 @@ int specc_mover_set_buffers(specc_mover *m, const specc_kv_buffer *buffers,
               [&](int64_t x, int64_t y) { return start(x) < start(y); });
     for (int64_t q = 1; q < num_buffers; ++q) {
       int64_t before = order[q - 1], b = order[q];
-      uint64_t end = start(before) +
-                     static_cast<uint64_t>(buffers[before].slots *
-                                           buffers[before].row_bytes);
+      uint64_t end =
+          start(before) + static_cast<uint64_t>(buffers[before].slots *
+                                                buffers[before].row_bytes);
       if (start(b) < end)
         return fail(SPECC_ERROR_INVALID_ARGUMENT,
                     "KV buffers " + std::to_string(std::min(before, b)) +
@@ -716,9 +716,10 @@ int specc_mover_set_buffers(specc_mover *m, const specc_kv_buffer *buffers,
       // get a table of their own.
       if (num_buffers > m->tableCapacity || m->tableCaptured) {
         CUdeviceptr fresh = 0;
-        if (int rc = m->check(m->drv->cuMemAlloc(
-                                  &fresh, 8 * std::max<size_t>(table.size(), 3)),
-                              "cuMemAlloc", "buffer table"))
+        if (int rc =
+                m->check(m->drv->cuMemAlloc(
+                             &fresh, 8 * std::max<size_t>(table.size(), 3)),
+                         "cuMemAlloc", "buffer table"))
           return rc;
         if (m->dtable && m->tableCaptured)
           m->retired.push_back(m->dtable);
@@ -916,9 +917,9 @@ int specc_mover_stream_is_capturing(specc_mover *m, void *stream,
       return SPECC_SUCCESS;
     ContextScope scope(m);
     int status = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (int rc = m->check(m->drv->cuStreamIsCapturing(
-                              static_cast<CUstream>(stream), &status),
-                          "cuStreamIsCapturing", "caller's stream"))
+    if (int rc = m->check(
+            m->drv->cuStreamIsCapturing(static_cast<CUstream>(stream), &status),
+            "cuStreamIsCapturing", "caller's stream"))
       return rc;
     *capturing = status != CU_STREAM_CAPTURE_STATUS_NONE;
     return SPECC_SUCCESS;

@@ -143,8 +143,8 @@ void checkUnchanged(const PoolState &pool) {
 /// One mover per (device, thread): a mover serves one call at a time.
 struct ThreadMovers {
   std::unordered_map<int, MoverPtr> movers;
-  std::unordered_map<int, uint64_t> poolOf;   // pool registered on each mover
-  std::unordered_map<int, int64_t> capacity;  // entries its scratch holds
+  std::unordered_map<int, uint64_t> poolOf;  // pool registered on each mover
+  std::unordered_map<int, int64_t> capacity; // entries its scratch holds
   specc_mover *last = nullptr;
   void *lastStream = nullptr;
   // The list path: the pool of the last list of tensors seen.
@@ -242,9 +242,9 @@ std::shared_ptr<PoolState> poolOfList(const std::vector<at::Tensor> &list) {
   return pool;
 }
 
-constexpr const char *kNames[] = {"req_pool_indices",   "req_to_token",
-                                  "seq_lens",           "num_correct_drafts",
-                                  "accept_index",       "out_cache_loc"};
+constexpr const char *kNames[] = {"req_pool_indices", "req_to_token",
+                                  "seq_lens",         "num_correct_drafts",
+                                  "accept_index",     "out_cache_loc"};
 constexpr int kRanks[] = {1, 2, 1, 1, 2, 1};
 
 specc_tensor indexTensor(const std::optional<at::Tensor> &x, int k,
@@ -270,7 +270,8 @@ specc_tensor indexTensor(const std::optional<at::Tensor> &x, int k,
   else if (v.scalar_type() == c10::kLong)
     t.dtype = SPECC_INT64;
   else
-    throw ArgumentError(std::string(kNames[k]) + " must be int32 or int64, got " +
+    throw ArgumentError(std::string(kNames[k]) +
+                            " must be int32 or int64, got " +
                             std::string(c10::toString(v.scalar_type())),
                         true);
   if (!v.is_contiguous())
@@ -401,8 +402,7 @@ void opKernel(const std::optional<at::Tensor> &rpi,
               const std::optional<at::Tensor> &rtt,
               const std::optional<at::Tensor> &seq, const at::Tensor &ncd,
               const at::Tensor &acc, const at::Tensor &ocl,
-              at::TensorList kvBuffers, bool check,
-              c10::string_view targets) {
+              at::TensorList kvBuffers, bool check, c10::string_view targets) {
   try {
     std::vector<at::Tensor> list(kvBuffers.begin(), kvBuffers.end());
     moveImpl(poolOfList(list).get(), rpi, rtt, seq, ncd, acc, ocl,
@@ -422,7 +422,8 @@ void opKernel(const std::optional<at::Tensor> &rpi,
 
 /// The fake (meta) kernel: the op returns nothing and writes its buffers in
 /// place, so tracing needs no more than a valid targets string.
-void opMeta(const std::optional<at::Tensor> &, const std::optional<at::Tensor> &,
+void opMeta(const std::optional<at::Tensor> &,
+            const std::optional<at::Tensor> &,
             const std::optional<at::Tensor> &, const at::Tensor &,
             const at::Tensor &, const at::Tensor &, at::TensorList, bool,
             c10::string_view targets) {
@@ -466,8 +467,8 @@ PYBIND11_MODULE(_native, mod) {
       .def_property_readonly("device",
                              [](const PoolState &p) { return p.device; })
       .def("__len__", [](const PoolState &p) { return p.tensors.size(); })
-      .def_property_readonly(
-          "buffers", [](const PoolState &p) { return p.tensors; });
+      .def_property_readonly("buffers",
+                             [](const PoolState &p) { return p.tensors; });
   mod.def(
       "move",
       [](py::handle buffers, std::optional<at::Tensor> rpi,
@@ -517,9 +518,8 @@ PYBIND11_MODULE(_native, mod) {
     });
   });
   mod.def("backend", [](int device) {
-    return translated([&] {
-      return std::string(specc_mover_backend(moverFor(device, 0)));
-    });
+    return translated(
+        [&] { return std::string(specc_mover_backend(moverFor(device, 0))); });
   });
   mod.def("set_trap", [](bool on) {
     trapMode = on;

@@ -77,7 +77,8 @@ struct Diagnostics {
 struct VerifyAfterEachPass : PassInstrumentation {
   void runAfterPass(Pass *pass, Operation *op) override {
     if (failed(verify(op)))
-      bug("pass '" + pass->getArgument() + "' produced IR that fails to verify");
+      bug("pass '" + pass->getArgument() +
+          "' produced IR that fails to verify");
   }
 };
 
@@ -122,10 +123,10 @@ void gpu(MLIRContext &ctx, llvm::StringRef text) {
   if (!module)
     return;
   specc::GPUPipelineOptions options;
-  if (failed(runPipeline(*module, diags, "kvcache-to-gpu",
-                         [&](OpPassManager &pm) {
-                           specc::buildKVCacheToGPUKernels(pm, options);
-                         })))
+  if (failed(
+          runPipeline(*module, diags, "kvcache-to-gpu", [&](OpPassManager &pm) {
+            specc::buildKVCacheToGPUKernels(pm, options);
+          })))
     return;
   // What the driver writes next to the PTX.
   std::vector<specc::KernelLaunch> launches = specc::collectLaunches(*module);
@@ -136,10 +137,9 @@ void gpu(MLIRContext &ctx, llvm::StringRef text) {
   // pace; one of a few kernels goes all the way.
   if (launches.size() > kMaxKernelsPastStage1)
     return;
-  if (failed(runPipeline(*module, diags, "gpu-to-nvvm",
-                         [&](OpPassManager &pm) {
-                           specc::buildGPUKernelsToNVVM(pm, options);
-                         })))
+  if (failed(runPipeline(*module, diags, "gpu-to-nvvm", [&](OpPassManager &pm) {
+        specc::buildGPUKernelsToNVVM(pm, options);
+      })))
     return;
   FailureOr<std::string> ptx = specc::emitPTX(*module);
   if (failed(ptx) && !diags.sawError)

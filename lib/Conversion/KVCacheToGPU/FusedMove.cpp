@@ -152,11 +152,11 @@ struct FusedMoveToKernel : KernelPattern<MoveAcceptedTokensOp> {
         {b.getNamedAttr("block", b.getI64IntegerAttr(T)),
          b.getNamedAttr("grid", b.getStringAttr("work")),
          // A thread moves kBufferGroup buffers: the grid counts groups.
-         b.getNamedAttr("grid_units",
-                        b.getStrArrayAttr(
-                            {"bs",
-                             "num_buffers/" + std::to_string(kBufferGroup),
-                             "row_vectors"})),
+         b.getNamedAttr(
+             "grid_units",
+             b.getStrArrayAttr({"bs",
+                                "num_buffers/" + std::to_string(kBufferGroup),
+                                "row_vectors"})),
          b.getNamedAttr("blocks_per_sm", b.getI64IntegerAttr(kBlocksPerSM)),
          b.getNamedAttr("dynamic_shared_memory", b.getI64IntegerAttr(0)),
          b.getNamedAttr("entry", b.getStringAttr(entry ? entry.getValue()

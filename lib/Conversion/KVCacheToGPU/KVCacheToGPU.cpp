@@ -266,8 +266,8 @@ struct KVCacheToGPUPass : kvcache::impl::KVCacheToGPUBase<KVCacheToGPUPass> {
     // The patterns build into a staging module next to the kernels one
     // (see KernelSymbols), emptied into it after each op.
     b.setInsertionPointAfter(kernels);
-    auto staging = gpu::GPUModuleOp::create(b, module.getLoc(),
-                                            moduleName + "_staging");
+    auto staging =
+        gpu::GPUModuleOp::create(b, module.getLoc(), moduleName + "_staging");
     RewritePatternSet patterns(module.getContext());
     populateKVCacheToGPUPatterns(patterns, staging, options);
     FrozenRewritePatternSet frozen(std::move(patterns));
@@ -284,10 +284,9 @@ struct KVCacheToGPUPass : kvcache::impl::KVCacheToGPUBase<KVCacheToGPUPass> {
           continue;
         // The entry kernel takes its function's name, which must be free
         // (what the pattern checks, against the staging module only).
-        if (isa<MoveAcceptedTokensOp>(op) &&
-            symbols.contains(func.getName())) {
-          op->emitOpError() << "a kernel named @" << func.getName()
-                            << " exists";
+        if (isa<MoveAcceptedTokensOp>(op) && symbols.contains(func.getName())) {
+          op->emitOpError()
+              << "a kernel named @" << func.getName() << " exists";
           continue;
         }
         Location loc = op->getLoc();

@@ -113,7 +113,6 @@ struct MoveRowsToKernels : KernelPattern<MoveRowsOp> {
         });
   }
 
-
   /// The bytes one thread of a row-move block moves: block (x, y) owns bytes
   /// [x * tile, (x + 1) * tile) of every row of buffer y; thread `lane` of
   /// each group of tile/16 threads owns 16 of them.

@@ -101,14 +101,14 @@ struct KVCacheSpecializePass
       SmallVector<Type> inputs(func.getArgumentTypes());
       for (auto [k, i] : llvm::enumerate(args)) {
         auto memref = cast<MemRefType>(inputs[i]);
-        inputs[i] = MemRefType::get(memref.getShape(), chosen[k],
-                                    memref.getLayout(),
-                                    memref.getMemorySpace());
+        inputs[i] =
+            MemRefType::get(memref.getShape(), chosen[k], memref.getLayout(),
+                            memref.getMemorySpace());
         clone.getArgument(i).setType(inputs[i]);
         clone.removeArgAttr(i, kElementTypes);
       }
-      clone.setType(FunctionType::get(func.getContext(), inputs,
-                                      func.getResultTypes()));
+      clone.setType(
+          FunctionType::get(func.getContext(), inputs, func.getResultTypes()));
       clone->setAttr("kvcache.specialization_of",
                      FlatSymbolRefAttr::get(func.getNameAttr()));
       b.insert(clone);
