@@ -51,8 +51,19 @@ inline constexpr int64_t kPollSleepNs = 64;
 inline constexpr int64_t kLineBytes = 128;
 
 /// Shared i64 values of the plan phase: the first violation's details;
-/// a large launch's epoch (KVCacheFusedControl), shifted into the high half.
-enum { CODE, ENTRY, VALUE, BOUND, EPOCH, NUM_VALUES };
+/// a large launch's epoch (KVCacheFusedControl), shifted into the high half;
+/// a small batch's buffer-table row of the block's own buffer (address, row
+/// bytes), for smallPrefetch.
+enum {
+  CODE,
+  ENTRY,
+  VALUE,
+  BOUND,
+  EPOCH,
+  OWN_ADDRESS,
+  OWN_ROW_BYTES,
+  NUM_VALUES
+};
 /// Shared i32 flags: hazard across requests, whether the block plans (0)
 /// or waits (1), the chunk it claimed, the verdict, whether a large plan's
 /// cyclic rows exceed the staging capacity, whether the block's slot
@@ -294,6 +305,15 @@ struct FusedKernel {
   /// i32 writers in the arena (a small batch has at most `block` entries),
   /// cleared by checkSmallBatch before validation's barrier.
   MovePlan smallTable();
+  /// A small batch that moves, after validation's barrier, before its
+  /// hazard check: the warps with no request column (those past bs * L)
+  /// bring the moving sources' rows of the block's own buffer (buffer
+  /// `bid`, whose table row checkSmallBatch copied into OWN_ADDRESS and
+  /// OWN_ROW_BYTES) into L2, a 128-byte line per instruction, an entry per
+  /// thread. The grid covers one buffer per block; the move's row loads
+  /// then find the rows in L2 instead of waiting for DRAM after the
+  /// verdict. A hint: no byte changes.
+  void smallPrefetch();
   /// crossCheck for a small batch, without loops: lane (request i, column
   /// j) reads entry i * W + j from the lists, inserts its target if it
   /// moves (writer i * 32 + j), and after a barrier looks up its source:
@@ -310,6 +330,8 @@ struct FusedKernel {
   /// memory round trip runs under validation's second one and the hazard
   /// check instead of before the row loads.
   void prefetchBufferTable();
+  /// `prefetch.global.L2` of the line holding `at`.
+  void prefetchL2(Value at);
 
   /// Row base pointer, row bytes and whether 16-byte vectors may be used,
   /// for buffer `buf`.

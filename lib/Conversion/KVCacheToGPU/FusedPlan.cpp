@@ -329,6 +329,8 @@ void FusedKernel::plan() {
   // the check is skipped (MOVED is final behind the rounds' barrier, so
   // the branch is uniform).
   Value anyMoves = k.cmp(P::sgt, count(MOVED), zero);
+  k.ifThen(k.bitAnd(anyMoves, k.bitAnd(local, smallBatch())),
+           [&] { smallPrefetch(); });
   // A local batch: 2 C slots of i64 keys and i32 writers in the arena,
   // after the lists.
   k.ifThen(k.bitAnd(anyMoves, local), [&] {
@@ -704,8 +706,24 @@ void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
     afterLoads();
   // Behind the first loads, before anyone knows whether the batch moves:
   // a few instructions for a chain, a memory round trip hidden for a tree.
-  if (whole)
+  if (whole) {
     prefetchBufferTable();
+    // The last thread (in a warp without request columns unless the batch
+    // fills the block) copies the table row of the block's own buffer into
+    // shared memory for smallPrefetch, holding no register.
+    Value own = k.bitAnd(k.cmp(P::eq, tid, k.i64(T - 1)),
+                         k.cmp(P::slt, bid, p["num_buffers"]));
+    k.ifThen(own, [&] {
+      Value row = k.mul(bid, k.i64(KVCACHE_BUFFER_COLUMNS));
+      for (auto [field, column] :
+           {std::pair{OWN_ADDRESS, KVCACHE_BUFFER_ADDRESS},
+            std::pair{OWN_ROW_BYTES, KVCACHE_BUFFER_ROW_BYTES}})
+        NVVM::CpAsyncOp::create(
+            b, val(field), k.gep(p["buffers"], i64, k.add(row, k.i64(column))),
+            8, NVVM::LoadCacheModifierKind::CA, Value());
+    });
+    NVVM::CpAsyncCommitGroupOp::create(b);
+  }
   // Window targets, a whole local batch whose out_cache_loc fits the
   // arena's free words (after the first T entries of the target list, which
   // a small batch does not use): out_cache_loc is copied into shared memory
@@ -826,9 +844,11 @@ void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
   // chunk's hazards are found by its claims instead.
   // A warp none of whose lanes moves (every warp of a chain) has nothing
   // to compare or claim.
-  if (whole)
+  if (whole) {
     smallTable().clearKeys(tid);
-  else
+    // The own buffer's row in shared memory before validation's barrier.
+    NVVM::CpAsyncWaitGroupOp::create(b, 0);
+  } else
     k.ifThen(k.cmp(P::ne,
                    NVVM::VoteSyncOp::create(b, i32, k.i32(-1), moves,
                                             NVVM::VoteSyncKind::ballot),
@@ -840,6 +860,42 @@ MovePlan FusedKernel::smallTable() {
   return MovePlan(k, k.gep(arena, i8, k.i64(16 * C)),
                   k.gep(arena, i8, k.i64(32 * C)), llvm::Log2_64(2 * T), n, T,
                   k.getKernel().getName().str() + "_local", i64);
+}
+
+void FusedKernel::smallPrefetch() {
+  Value lanes = arith::ShLIOp::create(b, one, log2Lanes(k, W));
+  // The first thread of the first warp without a request column.
+  Value idle =
+      k.bitAnd(k.add(k.mul(bs, lanes), k.i64(31)), k.i64(~int64_t(31)));
+  Value own =
+      k.bitAnd(k.cmp(P::sge, tid, idle), k.cmp(P::slt, bid, p["num_buffers"]));
+  k.ifThen(own, [&] {
+    Value base = k.load(i64, val(OWN_ADDRESS), 8);
+    Value rowBytes = k.load(i64, val(OWN_ROW_BYTES), 8);
+    Value rows = LLVM::IntToPtrOp::create(b, k.globalPtrType(), base);
+    Value line = k.i64(kLineBytes);
+    Value lines =
+        arith::DivUIOp::create(b, k.add(rowBytes, k.i64(kLineBytes - 1)), line);
+    // (entry, line) pairs spread over the idle threads (a runtime step: a
+    // loop that the compiler does not unroll into the small batch's
+    // instruction stream); 32-bit divisions, so pairs below 2^31 only.
+    Value pairs = k.mul(n, lines);
+    k.ifThen(
+        k.bitAnd(k.cmp(P::sgt, lines, zero),
+                 k.cmp(P::slt, pairs, k.i64(INT32_MAX))),
+        [&] {
+          k.forLoop(
+              k.sub(tid, idle), pairs, k.sub(k.i64(T), idle), [&](Value x) {
+                Value e = div32(x, lines);
+                Value l = k.sub(x, k.mul(e, lines));
+                Value t = tgtAt(e), s = srcAt(e);
+                k.ifThen(k.cmp(P::ne, t, s), [&] {
+                  prefetchL2(k.gep(rows, i8,
+                                   k.add(k.mul(s, rowBytes), k.mul(l, line))));
+                });
+              });
+        });
+  });
 }
 
 void FusedKernel::smallCrossCheck() {

@@ -87,6 +87,12 @@
 // request's lanes combine their columns by ballots (kept columns, their
 // positions, indices out of range, bad slots).
 // CHECK: llvm.inline_asm has_side_effects "prefetch.global.L2 [$0];", "l" %{{.*}} : (!llvm.ptr<1>) -> ()
+// The last thread copies the table row of the block's own buffer (address,
+// row bytes) into shared memory for the prefetch after validation.
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 8, cache =  ca : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 8, cache =  ca : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.cp.async.commit.group
 // Window targets: round trip 1 also copies out_cache_loc, up to 3 words a
 // thread (768 at 256 threads), into the arena past the target list's first
 // 256 entries, by cp.async (no register waits for it); after the copies'
@@ -116,6 +122,14 @@
 // into L1, then, up to 2048 entries, a table of i32 keys in the arena;
 // larger ones, or an unsafe one, the workspace table. A large batch is
 // checked only if some block's claims were suspect (or it made none).
+// Before the check, a small batch that moves: the warps past bs x L read
+// the own buffer's row (shared values 5 and 6) and prefetch the lines of
+// its moving sources' rows into L2, (entry, line) pairs at a runtime step.
+// CHECK: llvm.getelementptr %{{.*}}[%c5_i64{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
+// CHECK: llvm.getelementptr %{{.*}}[%c6_i64{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
+// CHECK: scf.for
+// CHECK: arith.divui %{{.*}}, %{{.*}} : i32
+// CHECK: llvm.inline_asm has_side_effects "prefetch.global.L2 [$0];", "l" %{{.*}} : (!llvm.ptr<1>) -> ()
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<3>, i64
 // CHECK: arith.shrsi %{{.*}}, %c5_i64{{.*}} : i64
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<3>, i64
