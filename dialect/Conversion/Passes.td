@@ -99,13 +99,12 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       warps without request columns prefetch into L2, before the check,
       the moving sources' rows of the block's own buffer (buffer `bid`,
       whose table row the last thread copied into shared memory during
-      validation), so that the move's row loads find them there. Move: a safe batch
-      runs one thread per (request, two buffers, 16-byte slice), or per
-      (request, four buffers, slice) when the grid cannot hold a thread per
-      two-buffer task; otherwise every moving entry's 16 bytes are staged in
-      registers per (buffer, column) block, in depth order for large
-      batches. The status record is written
-      whole by one block; with a `report` operand, that block also updates
+      validation), so that the move's row loads find them there. Move: a
+      safe batch runs one thread per (request, two buffers, 16-byte slice),
+      or per (request, four buffers, slice) when the grid cannot hold a
+      thread per two-buffer task; otherwise every moving entry's 16 bytes
+      are staged in registers per (buffer, column) block, in depth order for
+      large batches. The status record is written whole by one block; with a `report` operand, that block also updates
       the report on a violation (volatile system-scope stores between
       fences: the runtime maps it in host memory) and traps when its `trap`
       field is set. Nothing follows the move: the control words carry an

@@ -309,8 +309,10 @@ struct FusedKernel {
   /// hazard check: the warps with no request column (those past bs * L)
   /// bring the moving sources' rows of the block's own buffer (buffer
   /// `bid`, whose table row checkSmallBatch copied into OWN_ADDRESS and
-  /// OWN_ROW_BYTES) into L2, a 128-byte line per instruction, an entry per
-  /// thread. The grid covers one buffer per block; the move's row loads
+  /// OWN_ROW_BYTES) into L2, a 128-byte line per instruction, the (entry,
+  /// line) pairs spread over those warps. Blocks past the buffer count
+  /// prefetch nothing, and a grid with fewer blocks than buffers leaves the
+  /// last buffers to the move's own loads. The move's row loads
   /// then find the rows in L2 instead of waiting for DRAM after the
   /// verdict. A hint: no byte changes.
   void smallPrefetch();
