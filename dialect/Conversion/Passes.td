@@ -104,8 +104,8 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       or per (request, four buffers, slice) when the grid cannot hold a
       thread per two-buffer task; otherwise every moving entry's 16 bytes
       are staged in registers per (buffer, column) block, in depth order for
-      large batches. The status record is written whole by one block; with a `report` operand, that block also updates
-      the report on a violation (volatile system-scope stores between
+      large batches. The status record is written whole by one block; with
+      a `report` operand, that block also updates the report on a violation (volatile system-scope stores between
       fences: the runtime maps it in host memory) and traps when its `trap`
       field is set. Nothing follows the move: the control words carry an
       epoch (the block that draws a launch's last claim ticket starts the

@@ -24,14 +24,16 @@ void FusedKernel::prefetchBufferTable() {
   // prefetched by all of them at once is a hot spot that the validation's
   // own loads queue behind (+0.4 us on a 264-block chain).
   k.ifThen(k.bitAnd(k.cmp(P::eq, bid, zero), k.cmp(P::slt, tid, lines)), [&] {
-    prefetchL2(k.gep(p["buffers"], i8, k.mul(tid, k.i64(kLineBytes))));
+    prefetch(k.gep(p["buffers"], i8, k.mul(tid, k.i64(kLineBytes))), Cache::L2);
   });
 }
 
-void FusedKernel::prefetchL2(Value at) {
+void FusedKernel::prefetch(Value at, Cache level) {
   // Inline PTX: LLVM 22's NVPTX backend selects no prefetch intrinsic.
   LLVM::InlineAsmOp::create(
-      b, TypeRange{}, ValueRange{at}, "prefetch.global.L2 [$0];", "l",
+      b, TypeRange{}, ValueRange{at},
+      level == Cache::L1 ? "prefetch.L1 [$0];" : "prefetch.global.L2 [$0];",
+      "l",
       /*has_side_effects=*/true,
       /*is_align_stack=*/false, LLVM::TailCallKind::None, nullptr, nullptr);
 }

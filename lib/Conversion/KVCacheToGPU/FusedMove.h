@@ -332,8 +332,10 @@ struct FusedKernel {
   /// memory round trip runs under validation's second one and the hazard
   /// check instead of before the row loads.
   void prefetchBufferTable();
-  /// `prefetch.global.L2` of the line holding `at`.
-  void prefetchL2(Value at);
+  /// Where a prefetch brings a line.
+  enum class Cache { L1, L2 };
+  /// `prefetch.L1` or `prefetch.global.L2` of the line holding `at`.
+  void prefetch(Value at, Cache level);
 
   /// Row base pointer, row bytes and whether 16-byte vectors may be used,
   /// for buffer `buf`.

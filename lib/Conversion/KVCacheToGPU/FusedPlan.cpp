@@ -364,12 +364,7 @@ void FusedKernel::plan() {
       Value inSources = k.cmp(P::sge, l, lines);
       Value list = k.select(inSources, srcList, tgtList);
       Value line = k.select(inSources, k.sub(l, lines), l);
-      Value at = k.gep(list, i8, k.mul(line, k.i64(kLineBytes)));
-      // Inline PTX: LLVM 22's NVPTX backend selects no prefetch intrinsic.
-      LLVM::InlineAsmOp::create(
-          b, TypeRange{}, ValueRange{at}, "prefetch.L1 [$0];", "l",
-          /*has_side_effects=*/true,
-          /*is_align_stack=*/false, LLVM::TailCallKind::None, nullptr, nullptr);
+      prefetch(k.gep(list, i8, k.mul(line, k.i64(kLineBytes))), Cache::L1);
     });
     Value fast = k.bitAnd(k.cmp(P::sle, n, k.i64(2 * C)),
                           k.cmp(P::sle, minSlots, k.i64(INT32_MAX)));
@@ -890,8 +885,9 @@ void FusedKernel::smallPrefetch() {
                 Value l = k.sub(x, k.mul(e, lines));
                 Value t = tgtAt(e), s = srcAt(e);
                 k.ifThen(k.cmp(P::ne, t, s), [&] {
-                  prefetchL2(k.gep(rows, i8,
-                                   k.add(k.mul(s, rowBytes), k.mul(l, line))));
+                  prefetch(k.gep(rows, i8,
+                                 k.add(k.mul(s, rowBytes), k.mul(l, line))),
+                           Cache::L2);
                 });
               });
         });
