@@ -105,12 +105,13 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       thread per two-buffer task; otherwise every moving entry's 16 bytes
       are staged in registers per (buffer, column) block, in depth order for
       large batches. The status record is written whole by one block; with
-      a `report` operand, that block also updates the report on a violation (volatile system-scope stores between
-      fences: the runtime maps it in host memory) and traps when its `trap`
-      field is set. Nothing follows the move: the control words carry an
-      epoch (the block that draws a launch's last claim ticket starts the
-      next one, the planner zeroes the totals it reads, a verdict counts
-      only with the waiter's epoch), so no block counts out at its end.
+      a `report` operand, that block also updates the report on a violation
+      (volatile system-scope stores between fences: the runtime maps it in
+      host memory) and traps when its `trap` field is set. Nothing follows
+      the move: the control words carry an epoch (the block that draws a
+      launch's last claim ticket starts the next one, the planner zeroes the
+      totals it reads, a verdict counts only with the waiter's epoch), so no
+      block counts out at its end.
         params: (req_pool_indices, req_to_token, seq_lens [req_to_token
                  only], num_correct_drafts, accept_index, out_cache_loc,
                  buffers, workspace, status, [report], bs, accept_width,
