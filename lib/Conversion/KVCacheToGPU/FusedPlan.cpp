@@ -338,8 +338,8 @@ void FusedKernel::plan() {
   // move loads the whole group, in every buffer of a task, before it stores
   // any of it, so every entry reads its source's old row whatever the
   // pattern (gather then scatter). Uniform: bs and W are parameters.
-  Value solo = k.bitAnd(k.cmp(P::eq, bs, one),
-                        k.cmp(P::sle, W, k.i64(kEntryGroup)));
+  Value solo =
+      k.bitAnd(k.cmp(P::eq, bs, one), k.cmp(P::sle, W, k.i64(kEntryGroup)));
   k.ifThen(k.bitAnd(anyMoves, local), [&] {
     k.ifThenElse(
         smallBatch(),
