@@ -89,7 +89,10 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       bits, checks them with a hash table of i32 keys in shared memory;
       larger batches, and any it finds unsafe (whose depth plan needs it),
       with the workspace's table.
-      A batch that moves nothing skips the hazard check. A small batch's
+      A batch that moves nothing skips the hazard check, and so does a
+      batch of one request whose entries fit one group of four (the move
+      loads a group, in every buffer of a task, before it stores any of it,
+      on the byte path as well). A small batch's
       check has no loop: its table's keys are cleared during validation,
       each lane inserts its own moving entry's target (writer i * 32 + j)
       and, after one barrier, looks up its source. During a local batch's

@@ -417,7 +417,8 @@ def test_window_crossed(bs):
 
 def _path_by_rule(args, tgt, src):
     """The path the kernel must take (status field 6), by the rule in
-    docs/semantics.md: nothing moves -> 0; a moving target written twice, or
+    docs/semantics.md: nothing moves -> 0; one request of at most four
+    entries -> 1; a moving target written twice, or
     a moving entry reading a row that another request's entry or an earlier
     entry of its own request writes -> 2 (staged); else 1 (per request)."""
     acc = (args["num_correct_drafts"].long().cpu() + 1).tolist()
@@ -425,6 +426,10 @@ def _path_by_rule(args, tgt, src):
     moving = [e for e in range(len(tgt)) if int(tgt[e]) != int(src[e])]
     if not moving:
         return 0
+    # One request whose entries fit one group of four: every pattern moves
+    # per request (its group is loaded whole before any of it is stored).
+    if len(acc) == 1 and args["accept_index"].shape[1] <= 4:
+        return 1
     writer = {}
     for e in moving:
         if int(tgt[e]) in writer:
@@ -568,27 +573,38 @@ def test_claims_across_launches():
     assert wants["plain"] == {1} and 2 in wants["crossed"] and 2 in wants["inside"], wants
 
 
-# One request, in entry order: entry 2 reads the row entry 3 writes (read
-# before written: the per-request move), or entry 3 reads the row entry 1
-# writes (written before read: staged).
-@pytest.mark.parametrize("later", [True, False])
-def test_one_request_order(later):
-    args, bufs = make_case(1, 4, tree=False, seed=41)
-    args["num_correct_drafts"][0] = 3
-    args["accept_index"][0] = torch.arange(4, dtype=args["accept_index"].dtype)
+# One request, in entry order: entry 1 reads the row its last entry writes
+# (a later write), the last entry reads the row entry 1 writes (an earlier
+# write), or the two swap their rows (a cycle). A request of at most four
+# entries (one group) is moved by threads that each load the whole group,
+# in every buffer of their task, before they store any of it, so every
+# pattern is exact on the per-request path: with 16-byte rows, unaligned
+# rows (the byte path, out of line) and rows of two lengths. With five
+# entries (two groups) an earlier write is staged.
+@pytest.mark.parametrize("case", ["later", "earlier", "swap"])
+@pytest.mark.parametrize("w", [3, 4, 5])
+@pytest.mark.parametrize("rows", [(64, 64), (20, 20), (64, 96)])
+def test_one_request_order(case, w, rows):
+    args, bufs = make_case(1, w, tree=False, k_row=rows[0], v_row=rows[1], seed=41 + w)
+    args["num_correct_drafts"][0] = w - 1
+    args["accept_index"][0] = torch.arange(w, dtype=args["accept_index"].dtype)
     rt = args["req_to_token"]
     row, s0 = int(args["req_pool_indices"][0]), int(args["seq_lens"][0])
     used = set(rt.flatten().tolist())
-    spare = [x for x in range(1, bufs[0].shape[0]) if x not in used][:2]
+    spare = [x for x in range(1, bufs[0].shape[0]) if x not in used][:w]
     ocl = args["out_cache_loc"]
-    ocl[1], ocl[3] = spare[0], spare[1]
-    if later:
-        ocl[2] = rt[row, s0 + 3]
-    else:
-        ocl[3] = rt[row, s0 + 1]
+    for j in range(1, w):               # entries 1.. move a spare row
+        ocl[j] = spare[j - 1]
+    last = w - 1
+    if case in ("later", "swap"):
+        ocl[1] = rt[row, s0 + last]
+    if case in ("earlier", "swap"):
+        ocl[last] = rt[row, s0 + 1]
     tgt, src = run_and_compare(args, bufs)
     st = specc.last_status()
-    assert st[0] == 0 and st[6] == (1 if later else 2) == _path_by_rule(args, tgt, src), st
+    want = 1 if w <= 4 or case == "later" else 2
+    assert st[0] == 0 and st[5] == w - 1, st
+    assert st[6] == want == _path_by_rule(args, tgt, src), st
 
 
 # Past the local capacity, with W > 4 (the per-request move goes four

@@ -161,16 +161,47 @@ void FusedKernel::movePerRequest() {
               // each in every buffer of the group, all loads before any store
               // (one memory round trip per group of entries, not per entry).
               k.ifCold(k.bitNot(allVector), [&] {
-                // Entry by entry, buffer by buffer.
-                k.forLoop(zero, W, one, [&](Value j) {
-                  Value t = tgtAt(k.add(first, j)), s = srcAt(k.add(first, j));
-                  k.ifThen(k.cmp(P::ne, t, s), [&] {
-                    for (auto [base, rowBytes, vectorizable] : rowsOf)
-                      k.ifThen(k.cmp(P::slt, col, rowBytes), [&] {
-                        Value v =
-                            loadSlice(base, rowBytes, vectorizable, s, col);
-                        storeSlice(base, rowBytes, vectorizable, t, col, v);
+                // Buffer by buffer (the table row read again: the path is
+                // rare and out of line), kEntryGroup entries at a time, a
+                // group's loads before its stores, as on the common path:
+                // a request moved without the hazard check (a batch of one
+                // request, its entries in one group) relies on it.
+                k.forLoop(zero, G, one, [&](Value q) {
+                  Value buf = k.add(k.mul(group, G), q);
+                  k.ifThen(k.cmp(P::slt, buf, B), [&] {
+                    auto [base, rowBytes, vectorizable] = bufferRow(buf);
+                    k.ifThen(k.cmp(P::slt, col, rowBytes), [&] {
+                      k.forLoop(zero, W, k.i64(kEntryGroup), [&](Value g) {
+                        SmallVector<Value> tg, mv, data;
+                        for (int64_t e = 0; e < kEntryGroup; ++e) {
+                          Value j = k.add(g, k.i64(e));
+                          SmallVector<Value> ts = k.ifValues(
+                              k.cmp(P::slt, j, W), {i64, i64},
+                              [&]() -> SmallVector<Value> {
+                                return {tgtAt(k.add(first, j)),
+                                        srcAt(k.add(first, j))};
+                              },
+                              [&]() -> SmallVector<Value> {
+                                return {minusOne, minusOne};
+                              });
+                          Value moves = k.cmp(P::ne, ts[0], ts[1]);
+                          tg.push_back(ts[0]);
+                          mv.push_back(moves);
+                          data.push_back(k.ifValue(
+                              moves, vec,
+                              [&]() -> Value {
+                                return loadSlice(base, rowBytes, vectorizable,
+                                                 ts[1], col);
+                              },
+                              [&]() -> Value { return zeroVec(); }));
+                        }
+                        for (int64_t e = 0; e < kEntryGroup; ++e)
+                          k.ifThen(mv[e], [&] {
+                            storeSlice(base, rowBytes, vectorizable, tg[e], col,
+                                       data[e]);
+                          });
                       });
+                    });
                   });
                 });
               });

@@ -130,6 +130,13 @@
 // CHECK: scf.for
 // CHECK: arith.divui %{{.*}}, %{{.*}} : i32
 // CHECK: llvm.inline_asm has_side_effects "prefetch.global.L2 [$0];", "l" %{{.*}} : (!llvm.ptr<1>) -> ()
+// A batch of one request whose entries fit one group of four (bs = 1,
+// W <= 4) skips the small batch's check.
+// CHECK: %[[FOUR:.*]] = arith.cmpi sle, %[[W]], %c4_i64 : i64
+// CHECK-NEXT: %[[ONE:.*]] = arith.cmpi eq, %[[BS]], %c1_i64 : i64
+// CHECK-NEXT: %[[SOLO:.*]] = arith.andi %[[ONE]], %[[FOUR]] : i1
+// CHECK: %[[CHECKED:.*]] = arith.xori %[[SOLO]], %{{.*}} : i1
+// CHECK-NEXT: scf.if %[[CHECKED]] {
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<3>, i64
 // CHECK: arith.shrsi %{{.*}}, %c5_i64{{.*}} : i64
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<3>, i64
