@@ -116,6 +116,30 @@ void FusedKernel::movePerRequest() {
   Value perBlock = div32(tT, lanes);
   Value sub = div32(tid, lanes);
   Value lane = rem32(tid, lanes);
+  // Entries g .. g + kEntryGroup - 1 of the request whose entries start at
+  // `first`: their targets, sources and whether each moves (past W: -1, -1,
+  // not moving).
+  struct EntryGroup {
+    SmallVector<Value> tg, sg, mv;
+  };
+  auto entryGroup = [&](Value first, Value g) {
+    EntryGroup out;
+    for (int64_t q = 0; q < kEntryGroup; ++q) {
+      Value j = k.add(g, k.i64(q));
+      SmallVector<Value> ts = k.ifValues(
+          k.cmp(P::slt, j, W), {i64, i64},
+          [&]() -> SmallVector<Value> {
+            return {tgtAt(k.add(first, j)), srcAt(k.add(first, j))};
+          },
+          [&]() -> SmallVector<Value> {
+            return {minusOne, minusOne};
+          });
+      out.tg.push_back(ts[0]);
+      out.sg.push_back(ts[1]);
+      out.mv.push_back(k.cmp(P::ne, ts[0], ts[1]));
+    }
+    return out;
+  };
   // Groups of `width` buffers, the last one possibly short.
   auto groupsOf = [&](int64_t width) -> Value {
     return arith::DivUIOp::create(b, k.add(B, k.i64(width - 1)), k.i64(width));
@@ -172,33 +196,20 @@ void FusedKernel::movePerRequest() {
                     auto [base, rowBytes, vectorizable] = bufferRow(buf);
                     k.ifThen(k.cmp(P::slt, col, rowBytes), [&] {
                       k.forLoop(zero, W, k.i64(kEntryGroup), [&](Value g) {
-                        SmallVector<Value> tg, mv, data;
-                        for (int64_t e = 0; e < kEntryGroup; ++e) {
-                          Value j = k.add(g, k.i64(e));
-                          SmallVector<Value> ts = k.ifValues(
-                              k.cmp(P::slt, j, W), {i64, i64},
-                              [&]() -> SmallVector<Value> {
-                                return {tgtAt(k.add(first, j)),
-                                        srcAt(k.add(first, j))};
-                              },
-                              [&]() -> SmallVector<Value> {
-                                return {minusOne, minusOne};
-                              });
-                          Value moves = k.cmp(P::ne, ts[0], ts[1]);
-                          tg.push_back(ts[0]);
-                          mv.push_back(moves);
+                        EntryGroup eg = entryGroup(first, g);
+                        SmallVector<Value> data;
+                        for (int64_t e = 0; e < kEntryGroup; ++e)
                           data.push_back(k.ifValue(
-                              moves, vec,
+                              eg.mv[e], vec,
                               [&]() -> Value {
                                 return loadSlice(base, rowBytes, vectorizable,
-                                                 ts[1], col);
+                                                 eg.sg[e], col);
                               },
                               [&]() -> Value { return zeroVec(); }));
-                        }
                         for (int64_t e = 0; e < kEntryGroup; ++e)
-                          k.ifThen(mv[e], [&] {
-                            storeSlice(base, rowBytes, vectorizable, tg[e], col,
-                                       data[e]);
+                          k.ifThen(eg.mv[e], [&] {
+                            storeSlice(base, rowBytes, vectorizable, eg.tg[e],
+                                       col, data[e]);
                           });
                       });
                     });
@@ -207,22 +218,8 @@ void FusedKernel::movePerRequest() {
               });
               k.ifThen(allVector, [&] {
                 k.forLoop(zero, W, k.i64(kEntryGroup), [&](Value g) {
-                  SmallVector<Value> tg, sg, mv;
-                  for (int64_t q = 0; q < kEntryGroup; ++q) {
-                    Value j = k.add(g, k.i64(q));
-                    SmallVector<Value> ts = k.ifValues(
-                        k.cmp(P::slt, j, W), {i64, i64},
-                        [&]() -> SmallVector<Value> {
-                          return {tgtAt(k.add(first, j)),
-                                  srcAt(k.add(first, j))};
-                        },
-                        [&]() -> SmallVector<Value> {
-                          return {minusOne, minusOne};
-                        });
-                    tg.push_back(ts[0]);
-                    sg.push_back(ts[1]);
-                    mv.push_back(k.cmp(P::ne, ts[0], ts[1]));
-                  }
+                  EntryGroup eg = entryGroup(first, g);
+                  SmallVector<Value> &tg = eg.tg, &sg = eg.sg, &mv = eg.mv;
                   // A group in which nothing moves (a tree's root, a
                   // request that accepted its drafts in order) skips its
                   // loads and stores: one branch, taken after the list
