@@ -331,15 +331,16 @@ void FusedKernel::plan() {
   Value anyMoves = k.cmp(P::sgt, count(MOVED), zero);
   k.ifThen(k.bitAnd(anyMoves, k.bitAnd(local, smallBatch())),
            [&] { smallPrefetch(); });
-  // A local batch: 2 C slots of i64 keys and i32 writers in the arena,
-  // after the lists.
   // A batch of one request whose entries fit one group of kEntryGroup
-  // skips it too: no other request shares its rows, and the per-request
-  // move loads the whole group, in every buffer of a task, before it stores
-  // any of it, so every entry reads its source's old row whatever the
-  // pattern (gather then scatter). Uniform: bs and W are parameters.
+  // skips the hazard check too: no other request shares its rows, and the
+  // per-request move loads the whole group, in every buffer of a task,
+  // before it stores any of it, so every entry reads its source's old row
+  // whatever the pattern (gather then scatter). Uniform: bs and W are
+  // parameters.
   Value solo =
       k.bitAnd(k.cmp(P::eq, bs, one), k.cmp(P::sle, W, k.i64(kEntryGroup)));
+  // A local batch: 2 C slots of i64 keys and i32 writers in the arena,
+  // after the lists.
   k.ifThen(k.bitAnd(anyMoves, local), [&] {
     k.ifThenElse(
         smallBatch(),
