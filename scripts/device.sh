@@ -2,9 +2,9 @@
 # Everything specc does on a GPU host, in one call: build the MLIR-free runtime
 # from kernel artifacts that `specc` made elsewhere (build/artifacts), build
 # the wheel (scripts/wheel.sh: runtime + native torch binding) and install it,
-# run the GPU tests from the installed wheel on the cubin path, on the PTX
-# (JIT) path and on the ctypes binding, run compute-sanitizer over KV moves,
-# and run the benchmark.
+# run the GPU tests from the installed wheel on the cubin path, run
+# compute-sanitizer over KV moves, run the tests again on the PTX (JIT) path
+# and on the ctypes binding, and run the benchmark.
 # Writes logs and a summary to $OUT (default ./device-out); prints the summary
 # last, in a handful of files.
 # Usage: scripts/device.sh [ARTIFACT_DIR]
@@ -77,17 +77,10 @@ run_tests() {  # name, test paths (relative to python/tests; "" = all), extra en
      --rootdir "$root/python" "${files[@]}" > "$OUT/pytest-$name.log" 2>&1)
   say "pytest ($name): $(tail -1 "$OUT/pytest-$name.log")"
 }
-if ! skip tests; then
-  run_tests native-cubin "" SPECC_FORCE_PTX=0 SPECC_EXPECT_NATIVE=1
-  skip ptx || run_tests native-ptx "${SPECC_PTX_TESTS:-}" SPECC_FORCE_PTX=1 SPECC_EXPECT_NATIVE=1
-  skip ctypes || run_tests ctypes-cubin "" SPECC_FORCE_PTX=0 SPECC_NATIVE=0 SPECC_EXPECT_NATIVE=0
-  # The two-GPU tests (tensor-parallel ranks over NCCL, a non-default device,
-  # both devices at once) also run inside the suites above; said apart here.
-  ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-  if [ "$ngpu" -ge 2 ]; then run_tests multi-gpu "test_multi_gpu.py" SPECC_EXPECT_NATIVE=1
-  else say "multi-GPU tests (python/tests/test_multi_gpu.py): skipped, $ngpu GPU here, they need 2"
-  fi
-fi
+# The native suite first, then the sanitizers (short, and what a change
+# to the kernels most needs), then the PTX path and the ctypes binding,
+# the longest runs, so that a call cut short by its time limit loses those.
+skip tests || run_tests native-cubin "" SPECC_FORCE_PTX=0 SPECC_EXPECT_NATIVE=1
 cd "$root/python"
 
 cat > /tmp/specc_sanitize.py <<'PY'
@@ -150,6 +143,16 @@ skip sanitize || for tool in ${SPECC_SANITIZE_TOOLS:-memcheck racecheck initchec
   say "compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/sanitizer-$tool.log | tail -1)"
   cat /tmp/sanitizer-$tool.log >> "$OUT/sanitizer.log"
 done
+if ! skip tests; then
+  skip ptx || run_tests native-ptx "${SPECC_PTX_TESTS:-}" SPECC_FORCE_PTX=1 SPECC_EXPECT_NATIVE=1
+  skip ctypes || run_tests ctypes-cubin "" SPECC_FORCE_PTX=0 SPECC_NATIVE=0 SPECC_EXPECT_NATIVE=0
+  # The two-GPU tests (tensor-parallel ranks over NCCL, a non-default device,
+  # both devices at once) also run inside the suites above; said apart here.
+  ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  if [ "$ngpu" -ge 2 ]; then run_tests multi-gpu "test_multi_gpu.py" SPECC_EXPECT_NATIVE=1
+  else say "multi-GPU tests (python/tests/test_multi_gpu.py): skipped, $ngpu GPU here, they need 2"
+  fi
+fi
 
 # Per-kernel times of one small and one large tree batch (hardware counters).
 skip ncu || for bs in 1 8 32 512; do
