@@ -1,0 +1,219 @@
+"""How fast the bare row copy of a call can be, on this GPU: the bytes the
+benchmark's configurations move, copied by small hand-written CUDA kernels
+that do nothing else (no validation, no hazard check: the moving (target,
+source) pairs are resolved on the host), beside specc's own call on the
+same inputs and buffers.
+
+It answers two questions about the `512 lim` target (bench_move.py):
+whether the scattered rows of a pool can be copied near the sequential
+copy bandwidth that the floor assumes, and what the copy's speed depends
+on (threads resident per SM, 16-byte loads in flight per thread).
+
+The kernels (CuPy, compiled by NVRTC at start-up): work item = (moving
+entry, buffer, 16-byte column), item k of a thread's U items at index
+t + k * stride (grid-stride), all U loads issued before the U stores.
+The grid is either two blocks of 256 threads per SM (16 warps per SM,
+the fused kernel's residency at 128 registers) or eight (full
+residency). Device time: CUDA events around one launch after an L2 flush
+(256 MiB of zeros written, as bench_move.py does by default, or read back
+with --flush-kind clean), the launch queued behind a spin kernel so that
+the host's launch cost is not timed; median of --reps, minus the same for
+an empty kernel. Each kernel is first checked byte-exact against torch's
+indexing.
+
+Usage (GPU host): python3 benchmarks/move_ceiling.py [--layouts ...] [--bs ...]
+"""
+
+import argparse
+import pathlib
+import statistics
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
+
+import torch  # noqa: E402
+
+import bench_move  # noqa: E402
+from bench_move import LAYOUTS, make_buffers, make_inputs, slots_needed  # noqa: E402
+
+bench_move.torch = torch  # its GPU stack is imported late (import_gpu_stack)
+
+SOURCE = r"""
+extern "C" __global__ void copy_rows(const long long* __restrict__ tgt,
+                                     const long long* __restrict__ src, int moving,
+                                     const long long* __restrict__ bases, int row_vectors,
+                                     long long row_bytes, long long items) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < items;
+       t += stride * UNROLL) {
+    uint4 v[UNROLL];
+    char* to[UNROLL];
+#pragma unroll
+    for (int k = 0; k < UNROLL; ++k) {
+      long long it = t + k * stride;
+      to[k] = nullptr;
+      if (it < items) {
+        int c = (int)(it % row_vectors);
+        long long rest = it / row_vectors;
+        int e = (int)(rest % moving);
+        int b = (int)(rest / moving);
+        char* base = (char*)bases[b];
+        v[k] = *(const uint4*)(base + src[e] * row_bytes + 16 * c);
+        to[k] = base + tgt[e] * row_bytes + 16 * c;
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < UNROLL; ++k)
+      if (to[k]) *(uint4*)to[k] = v[k];
+  }
+}
+extern "C" __global__ void empty() {}
+"""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--layouts", nargs="+", default=["llama70b-tp8", "mla", "llama8b", "qwen32b"])
+    ap.add_argument("--bs", type=int, nargs="+", default=[512])
+    ap.add_argument("--w", type=int, default=4)
+    ap.add_argument("--tree-drafts", type=int, default=8)
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--flush-kind", choices=["dirty", "clean"], default="dirty")
+    ap.add_argument("--no-specc", action="store_true", help="time the hand kernels only")
+    args = ap.parse_args()
+
+    import cupy as cp
+
+    props = torch.cuda.get_device_properties(0)
+    sms = props.multi_processor_count
+    kernels = {u: cp.RawModule(code=SOURCE, options=("-DUNROLL=%d" % u,)) for u in (1, 4, 8)}
+    empty = kernels[1].get_function("empty")
+    cache = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+
+    def flush():
+        cache.zero_()
+        if args.flush_kind == "clean":
+            flush.sink = cache.view(torch.int64).sum()
+
+    def timed(launch, spin: int = 40000) -> float:
+        """`spin` cycles of a spin kernel run before the launch's events, so
+        that the launch is queued before the GPU gets there: more than the
+        host takes to make the call."""
+        ts = []
+        for _ in range(args.reps):
+            flush()
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda._sleep(spin)
+            a.record()
+            launch()
+            b.record()
+            b.synchronize()
+            ts.append(a.elapsed_time(b) * 1e3)
+        return statistics.median(ts)
+
+    stream = cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)  # noqa
+    base_us = timed(lambda: empty((1,), (32,), (), stream=stream))
+    big = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    big2 = torch.empty_like(big)
+    copy_gbs = 2 * big.numel() / (timed(lambda: big2.copy_(big)) * 1e-6) / 1e9
+    del big, big2
+    print(f"# {props.name}, {sms} SMs; copy_ {copy_gbs:.0f} GB/s (read+write, 1 GiB); "
+          f"empty kernel {base_us:.2f} us (events); flush {args.flush_kind}")
+    specc = None
+    if not args.no_specc:
+        try:
+            import specc as specc_mod
+            specc = specc_mod
+        except ImportError as e:
+            print(f"# specc not importable ({e}): hand kernels only")
+    print("| layout | bs | moved rows | MB | floor us | kernel | us | GB/s | x floor |")
+    print("|---|---:|---:|---:|---:|---|---:|---:|---:|")
+    for name in args.layouts:
+        layout = LAYOUTS[name]
+        for bs in args.bs:
+            inp = make_inputs(bs, args.w, True, args.tree_drafts, 1, 1234, targets="window")[0]
+            bufs = make_buffers(layout, slots_needed([inp]), 99)
+            row_bytes = layout.row_bytes()
+            assert len(set(row_bytes)) == 1 and row_bytes[0] % 16 == 0, "one 16-byte row size"
+            rb = row_bytes[0]
+            mv = inp.tgt != inp.src
+            src = inp.src[mv].contiguous()
+            moving = int(src.numel())
+            # The hand kernels copy the call's moving sources to as many
+            # other random slots, none of them a source or a target of the
+            # call: a request's entries may read a row that a later entry
+            # writes (specc moves them in order), and these kernels keep
+            # no order.
+            used = set(inp.tgt.tolist()) | set(inp.src.tolist()) | {0}
+            pool = torch.randperm(bufs[0].shape[0], generator=torch.Generator().manual_seed(5))
+            fresh = [x for x in pool.tolist() if x not in used][:moving]
+            tgt = torch.tensor(fresh, dtype=torch.int64, device="cuda")
+            rows = [b.view(torch.uint8).reshape(b.shape[0], -1) for b in bufs]
+            mb = 2 * moving * rb * len(bufs) / 1e6
+            floor_us = mb * 1e3 / copy_gbs
+            bases = torch.tensor([b.data_ptr() for b in bufs], dtype=torch.int64, device="cuda")
+            items = moving * (rb // 16) * len(bufs)
+            snap = [r.clone() for r in rows]
+            want = [r.clone() for r in rows]
+            for w_ in want:
+                w_[tgt] = w_[src]
+            # specc's own call, on the call's targets.
+            want_specc = [r.clone() for r in rows]
+            for w_ in want_specc:
+                w_[inp.tgt] = w_[inp.src]
+
+            def restore() -> None:
+                for r, s_ in zip(rows, snap):
+                    r.copy_(s_)
+
+            def exact(launch, want=want) -> bool:
+                """One launch on the buffers as they were, compared with
+                `want`; the buffers are put back either way."""
+                launch()
+                torch.cuda.synchronize()
+                ok = all(torch.equal(r, w_) for r, w_ in zip(rows, want))
+                restore()
+                return ok
+
+            def row(kernel, us):
+                gbs = mb * 1e6 / (us * 1e-6) / 1e9 if us > 0 else float("nan")
+                print(f"| {name} | {bs} | {moving} | {mb:.1f} | {floor_us:.1f} | {kernel} | "
+                      f"{us:.1f} | {gbs:.0f} | {us / floor_us:.2f} |", flush=True)
+
+            for u in (1, 4, 8):
+                fn = kernels[u].get_function("copy_rows")
+                for per_sm in (2, 8):
+                    block = 256
+                    grid = min(sms * per_sm, max(1, -(-items // (block * u))))
+                    argv = (tgt, src, cp.int32(moving), bases, cp.int32(rb // 16),
+                            cp.int64(rb), cp.int64(items))
+                    argv = tuple(cp.asarray(a) if isinstance(a, torch.Tensor) else a for a in argv)
+
+                    def launch(fn=fn, grid=grid, argv=argv):
+                        fn((grid,), (block,), argv, stream=stream)
+
+                    label = f"hand u{u}, {per_sm * block // 32} warps/SM"
+                    if exact(launch):
+                        row(label, timed(launch) - base_us)
+                        restore()
+                    else:
+                        row(label + " WRONG", 0)
+            if specc is not None:
+                a = inp.args
+
+                def call():
+                    specc.move_accept_tokens_to_target_kvcache(
+                        None, None, None, a["num_correct_drafts"], a["accept_index"],
+                        a["out_cache_loc"], bufs, targets="window")
+
+                ok = exact(call, want_specc)
+                row("specc" if ok else "specc WRONG", timed(call, spin=2_000_000) - base_us)
+            del bufs, rows, snap, want, want_specc
+            torch.cuda.empty_cache()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
