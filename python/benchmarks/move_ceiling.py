@@ -36,7 +36,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
 import torch  # noqa: E402
 
 import bench_move  # noqa: E402
-from bench_move import LAYOUTS, make_buffers, make_inputs, slots_needed  # noqa: E402
+from bench_move import (LAYOUTS, SpeccPath, make_buffers, make_inputs,  # noqa: E402
+                        slots_needed)
 
 bench_move.torch = torch  # its GPU stack is imported late (import_gpu_stack)
 
@@ -201,13 +202,8 @@ def main() -> int:
                     else:
                         row(label + " WRONG", 0)
             if specc is not None:
-                a = inp.args
-
-                def call():
-                    specc.move_accept_tokens_to_target_kvcache(
-                        None, None, None, a["num_correct_drafts"], a["accept_index"],
-                        a["out_cache_loc"], bufs, targets="window")
-
+                # The call as bench_move.py makes it (its argument order).
+                call = SpeccPath(specc, bufs, "window").bind(inp)
                 ok = exact(call, want_specc)
                 row("specc" if ok else "specc WRONG", timed(call, spin=2_000_000) - base_us)
             del bufs, rows, snap, want, want_specc
