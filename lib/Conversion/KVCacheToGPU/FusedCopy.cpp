@@ -38,6 +38,102 @@ void FusedKernel::prefetch(Value at, Cache level) {
       /*is_align_stack=*/false, LLVM::TailCallKind::None, nullptr, nullptr);
 }
 
+void FusedKernel::prefetchSources() {
+  constexpr int64_t kWarp = 32;
+  Value chunks = chunkCount(log2ChunkRequests());
+  Value warp = arith::ShRUIOp::create(b, tid, k.i64(5));
+  Value lane = k.bitAnd(tid, k.i64(kWarp - 1));
+  Value idle = k.bitAnd(k.cmp(P::sge, bid, chunks), k.cmp(P::sge, warp, one));
+  k.ifThen(idle, [&] {
+    Value B = p["num_buffers"], nOcl = p["num_out_cache_loc"];
+    Value minSlots = p["min_slots"];
+    Value warpsPer = k.i64(T / kWarp - 1);
+    Value first = k.add(k.mul(k.sub(bid, chunks), warpsPer), k.sub(warp, one));
+    Value stride = k.mul(k.sub(nblocks, chunks), warpsPer);
+    // Requests within the budget, as if (W + 1) / 2 entries of each moved
+    // every buffer's widest row; none when one request alone exceeds it
+    // (32-bit divisions: both operands are below 2^31 then).
+    Value perRequest = k.mul(
+        k.mul(B, k.mul(p["row_vectors"], k.i64(kVectorBytes))),
+        arith::ShRUIOp::create(b, k.add(W, one), one));
+    Value budget = k.i64(kIdlePrefetchBytes);
+    Value fits = k.bitAnd(k.cmp(P::sgt, perRequest, zero),
+                          k.cmp(P::sle, perRequest, budget));
+    Value requests = k.ifValue(
+        fits, i64, [&]() -> Value { return div32(budget, perRequest); },
+        [&]() -> Value { return zero; });
+    requests = k.select(k.cmp(P::slt, requests, bs), requests, bs);
+    // The window's length (window targets), in 32 bits when it fits.
+    Value d = zero;
+    Value dFits = k.i1(true);
+    if (!rows) {
+      dFits = k.bitAnd(k.cmp(P::sle, nOcl, k.i64(INT32_MAX)),
+                       k.cmp(P::sgt, bs, zero));
+      Value safeBs = k.select(k.cmp(P::sgt, bs, zero), bs, one);
+      Value safeOcl = k.select(dFits, nOcl, zero);
+      d = div32(safeOcl, safeBs);
+    }
+    // A warp per entry: every lane reads the same words (one request each),
+    // then the lanes split the buffers.
+    k.forLoop(first, k.mul(requests, W), stride, [&](Value e) {
+      Value i = div32(e, W);
+      Value j = k.sub(e, k.mul(i, W));
+      Value ncd = k.loadI64(p["num_correct_drafts"],
+                            eltOf("num_correct_drafts"), i);
+      Value a = k.loadI64(p["accept_index"], eltOf("accept_index"), e);
+      Value valid = k.bitAnd(k.bitAnd(k.cmp(P::sge, ncd, zero),
+                                      k.cmp(P::sle, j, ncd)),
+                             k.bitNot(k.outside(a, zero, nOcl)));
+      Value tIdx;
+      if (rows) {
+        Value r = k.loadI64(p["req_pool_indices"], eltOf("req_pool_indices"),
+                            i);
+        Value s = k.loadI64(p["seq_lens"], eltOf("seq_lens"), i);
+        Value poolLen = p["pool_len"];
+        valid = k.bitAnd(valid, k.bitNot(k.outside(r, zero, p["max_reqs"])));
+        valid = k.bitAnd(valid, k.bitNot(k.outside(s, zero,
+                                                   k.sub(poolLen, j))));
+        tIdx = k.add(k.mul(r, poolLen), k.add(s, j));
+      } else {
+        valid = k.bitAnd(valid, k.bitAnd(dFits, k.cmp(P::slt, j, d)));
+        tIdx = k.add(k.mul(i, d), j);
+      }
+      SmallVector<Value> ts = k.ifValues(
+          valid, {i64, i64},
+          [&]() -> SmallVector<Value> {
+            Value t = rows ? k.loadI64(p["req_to_token"], eltOf("req_to_token"),
+                                       tIdx)
+                           : k.loadI64(p["out_cache_loc"],
+                                       eltOf("out_cache_loc"), tIdx);
+            return {t, k.loadI64(p["out_cache_loc"], eltOf("out_cache_loc"),
+                                 a)};
+          },
+          [&]() -> SmallVector<Value> { return {zero, zero}; });
+      Value src = ts[1];
+      Value moves = k.bitAnd(k.bitAnd(valid, k.cmp(P::ne, ts[0], src)),
+                             k.bitNot(k.outside(src, zero, minSlots)));
+      k.ifThen(moves, [&] {
+        k.forLoop(lane, B, k.i64(kWarp), [&](Value buf) {
+          auto [base, rowBytes, vectorizable] = bufferRow(buf);
+          (void)vectorizable;
+          // Every line the row touches: from the line holding its first
+          // byte to the one holding its last (a row whose size is not a
+          // multiple of a line may start anywhere in one).
+          Value at = k.add(LLVM::PtrToIntOp::create(b, i64, base),
+                           k.mul(src, rowBytes));
+          Value firstLine = k.bitAnd(at, k.i64(~(kLineBytes - 1)));
+          k.forLoop(firstLine, k.add(at, rowBytes), k.i64(kLineBytes),
+                    [&](Value line) {
+                      prefetch(LLVM::IntToPtrOp::create(b, k.globalPtrType(),
+                                                        line),
+                               Cache::L2);
+                    });
+        });
+      });
+    });
+  });
+}
+
 std::tuple<Value, Value, Value> FusedKernel::bufferRow(Value buf) {
   Value table = p["buffers"];
   Value row = k.mul(buf, k.i64(KVCACHE_BUFFER_COLUMNS));

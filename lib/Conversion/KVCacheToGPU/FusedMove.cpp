@@ -232,7 +232,11 @@ void FusedKernel::build() {
   // device functions, out of its instruction stream (KernelBuilder::ifCold).
   k.ifCold(k.bitNot(local), [&] { validateChunks(); });
   Value waiter = k.cmp(P::ne, k.load(i32, flag(PLANNER), 4), k.i32(0));
-  k.ifCold(waiter, [&] { waitVerdict(); });
+  k.ifCold(waiter, [&] {
+    // Warps 1 to 7 of the blocks without a chunk, while thread 0 polls.
+    prefetchSources();
+    waitVerdict();
+  });
   k.ifThen(k.bitNot(waiter), [&] { plan(); });
   k.barrier();
   Value verdict = k.load(i32, flag(VERDICT), 4);

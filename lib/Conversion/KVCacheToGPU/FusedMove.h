@@ -49,6 +49,11 @@ static_assert(kWindowWordsPerThread <= kStageSlots - 1,
 inline constexpr int64_t kPollSleepNs = 64;
 /// Bytes of an L1 line (the unit of the planner's prefetch of the lists).
 inline constexpr int64_t kLineBytes = 128;
+/// Source rows a large batch's idle blocks bring into L2 before the verdict
+/// (prefetchSources), in bytes, counted as if half of every request's W
+/// entries moved every buffer's widest row: about half of a 50 MB L2, the
+/// rest left to the lists, the claim table and the move's stores.
+inline constexpr int64_t kIdlePrefetchBytes = int64_t(24) << 20;
 
 /// Shared i64 values of the plan phase: the first violation's details;
 /// a large launch's epoch (KVCacheFusedControl), shifted into the high half;
@@ -332,6 +337,18 @@ struct FusedKernel {
   /// memory round trip runs under validation's second one and the hazard
   /// check instead of before the row loads.
   void prefetchBufferTable();
+  /// A large batch's blocks that validate no chunk (bid >= chunks) wait
+  /// for the verdict with 7 of their 8 warps idle, while DRAM reads little
+  /// (validation's loads are a few round trips of a few words). Those
+  /// warps read the first requests' inputs unvalidated (a warp per entry,
+  /// every bound checked so that no address leaves the tensors and the
+  /// buffers' first min_slots rows) and prefetch into L2 the rows of each
+  /// entry whose source differs from its target, a buffer per lane: the
+  /// rows the move's first rounds read (it takes the lowest requests
+  /// first), within kIdlePrefetchBytes. A prefetch changes no byte, so a
+  /// wrong guess (a bad request, a batch that will not move per request)
+  /// costs only bandwidth; a chain prefetches nothing.
+  void prefetchSources();
   /// Where a prefetch brings a line.
   enum class Cache { L1, L2 };
   /// `prefetch.L1` or `prefetch.global.L2` of the line holding `at`.

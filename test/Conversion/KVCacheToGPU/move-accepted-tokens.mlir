@@ -59,6 +59,22 @@
 // chunked validation: device functions after kvcache-outline-cold); the
 // planner publishes it.
 // CHECK: } {kvcache.cold}
+// Before the poll, warps 1 to 7 of a block that validates no chunk
+// (bid >= chunks) prefetch into L2 the source rows of the first requests'
+// entries, within a 24 MiB budget counted as (W + 1) / 2 entries of each
+// request moving every buffer's widest row: every 128-byte line from the
+// one holding the row's first byte to the one holding its last.
+// CHECK: %[[WARP:.*]] = arith.shrui %{{.*}}, %c5_i64 : i64
+// CHECK: %[[NOTW0:.*]] = arith.cmpi sge, %[[WARP]], %c1_i64 : i64
+// CHECK-NEXT: %[[NOCHUNK:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT: %[[IDLE:.*]] = arith.andi %[[NOCHUNK]], %[[NOTW0]] : i1
+// CHECK-NEXT: scf.if %[[IDLE]] {
+// CHECK: arith.cmpi sle, %{{.*}}, %c25165824_i64 : i64
+// CHECK: %[[LINE0:.*]] = arith.andi %{{.*}}, %c-128_i64 : i64
+// CHECK: %[[END:.*]] = arith.addi %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT: scf.for %[[LINE:.*]] = %[[LINE0]] to %[[END]] step %c128_i64 : i64 {
+// CHECK-NEXT: %[[AT:.*]] = llvm.inttoptr %[[LINE]] : i64 to !llvm.ptr<1>
+// CHECK-NEXT: llvm.inline_asm has_side_effects "prefetch.global.L2 [$0];", "l" %[[AT]] : (!llvm.ptr<1>) -> ()
 // A waiter's poll: relaxed device-scope i64 loads of FLAG and PROGRESS
 // (not volatile: that is system scope), waiting while FLAG's high half is
 // not the epoch or its verdict is 0, unless PROGRESS's bits 0-47 are the
