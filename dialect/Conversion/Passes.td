@@ -75,7 +75,13 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       the block that validates the last chunk, while the others wait for
       its verdict (relaxed polls, then one acquire fence: an acquire load
       per poll would invalidate the L1 of the SM it shares with a working
-      block). Their hazards are found as the entries are made: each moving
+      block). While a block that drew no chunk waits, its warps 1 to 7
+      read the first requests' inputs unvalidated (every index bounded, so
+      that no address leaves its tensor or a buffer's first min_slots
+      rows) and prefetch into L2 every line of each moving entry's source
+      row in every buffer, within 24 MiB counted as (W + 1) / 2 entries of
+      a request moving every buffer's widest row: the move takes the
+      lowest requests first, and a prefetch changes no byte. Their hazards are found as the entries are made: each moving
       entry of a chunk compares its source with its request's earlier
       targets (warp shuffles) and claims its target as written and its
       source as read in the workspace's claim table (one 64-bit word per
