@@ -893,6 +893,65 @@ def test_small_batch_violations(w, kind):
         specc.check()
 
 
+# Extreme values, beside _violate's: the field, the value, the code.
+_EXTREMES = {
+    "pool_negative": ("req_pool_indices", -1, 1),
+    "drafts_max": ("num_correct_drafts", 2**63 - 1, 5),
+    "seq_max": ("seq_lens", 2**63 - 1, 3),
+    "index_negative": ("accept_index", -7, 4),
+    "index_max": ("accept_index", 2**31 - 1, 4),
+    "slot_negative": ("out_cache_loc", -3, 7),
+    "slot_max": ("out_cache_loc", 2**63 - 1, 7),
+}
+
+
+def _violate_extreme(args, kind, i):
+    field, value, code = _EXTREMES[kind]
+    a = {k: v.clone() for k, v in args.items()}
+    if field == "accept_index":
+        a[field][i, 0] = value
+    elif field == "out_cache_loc":
+        a[field][int(a["accept_index"][i, 0])] = value
+    else:
+        a[field][i] = value
+    return a, code
+
+
+_ROWS_ONLY = {"pool", "seq", "pool_negative", "seq_max"}
+
+
+# Past bs x W = 1024, the blocks that validate no chunk read the first
+# requests' inputs before validation has judged them, to prefetch their
+# source rows into L2 while the verdict is made (every request of these
+# small rows is within that prefetch's budget). A bad request there, of
+# every kind and at the extremes of its type, must be skipped and reported
+# as in any batch, every other request moved exactly, with either target
+# source. scripts/device.sh runs such batches under compute-sanitizer.
+@pytest.mark.parametrize("targets", ["req_to_token", "window"])
+@pytest.mark.parametrize("kind", ["pool", "drafts", "seq", "index", "count", "slot", *_EXTREMES])
+def test_large_batch_bad_first_requests(kind, targets):
+    if targets == "window" and kind in _ROWS_ONLY:
+        pytest.skip("a request-table field: not read with window targets")
+    bs, w, bad = 600, 4, 2
+    args, bufs = make_case(bs, w, tree=True, seed=len(kind) * 5 + len(targets))
+    if kind in _EXTREMES:
+        args, code = _violate_extreme(args, kind, bad)
+    else:
+        args, code = _violate(args, kind, bad, bufs[0].shape[0])
+    want, tgt, src = reference(args, bufs, skip={bad}, targets=targets)
+    call = dict(args)
+    if targets == "window":
+        call.update(req_pool_indices=None, req_to_token=None, seq_lens=None)
+    specc.move_accept_tokens_to_target_kvcache(**call, kv_buffers=bufs, targets=targets)
+    torch.cuda.synchronize()
+    st = specc.last_status()
+    assert st[0] == code and st[4] == 1 and st[5] == int((tgt != src).sum()), st
+    for i, (got, exp) in enumerate(zip(bufs, want)):
+        assert torch.equal(got, exp), f"buffer {i} differs"
+    with pytest.raises(specc.InputError):
+        specc.check()
+
+
 @pytest.mark.parametrize("bs,w,draft", [(1, 1, None), (7, 3, None), (64, 4, None), (65, 4, None),
                                         (32, 8, None), (8, 32, None), (16, 4, 64), (3, 4, 300)])
 def test_small_batch_window_targets(bs, w, draft):
