@@ -53,9 +53,9 @@ void FusedKernel::prefetchSources() {
     // Requests within the budget, as if (W + 1) / 2 entries of each moved
     // every buffer's widest row; none when one request alone exceeds it
     // (32-bit divisions: both operands are below 2^31 then).
-    Value perRequest = k.mul(
-        k.mul(B, k.mul(p["row_vectors"], k.i64(kVectorBytes))),
-        arith::ShRUIOp::create(b, k.add(W, one), one));
+    Value perRequest =
+        k.mul(k.mul(B, k.mul(p["row_vectors"], k.i64(kVectorBytes))),
+              arith::ShRUIOp::create(b, k.add(W, one), one));
     Value budget = k.i64(kIdlePrefetchBytes);
     Value fits = k.bitAnd(k.cmp(P::sgt, perRequest, zero),
                           k.cmp(P::sle, perRequest, budget));
@@ -78,21 +78,21 @@ void FusedKernel::prefetchSources() {
     k.forLoop(first, k.mul(requests, W), stride, [&](Value e) {
       Value i = div32(e, W);
       Value j = k.sub(e, k.mul(i, W));
-      Value ncd = k.loadI64(p["num_correct_drafts"],
-                            eltOf("num_correct_drafts"), i);
+      Value ncd =
+          k.loadI64(p["num_correct_drafts"], eltOf("num_correct_drafts"), i);
       Value a = k.loadI64(p["accept_index"], eltOf("accept_index"), e);
-      Value valid = k.bitAnd(k.bitAnd(k.cmp(P::sge, ncd, zero),
-                                      k.cmp(P::sle, j, ncd)),
-                             k.bitNot(k.outside(a, zero, nOcl)));
+      Value valid =
+          k.bitAnd(k.bitAnd(k.cmp(P::sge, ncd, zero), k.cmp(P::sle, j, ncd)),
+                   k.bitNot(k.outside(a, zero, nOcl)));
       Value tIdx;
       if (rows) {
-        Value r = k.loadI64(p["req_pool_indices"], eltOf("req_pool_indices"),
-                            i);
+        Value r =
+            k.loadI64(p["req_pool_indices"], eltOf("req_pool_indices"), i);
         Value s = k.loadI64(p["seq_lens"], eltOf("seq_lens"), i);
         Value poolLen = p["pool_len"];
         valid = k.bitAnd(valid, k.bitNot(k.outside(r, zero, p["max_reqs"])));
-        valid = k.bitAnd(valid, k.bitNot(k.outside(s, zero,
-                                                   k.sub(poolLen, j))));
+        valid =
+            k.bitAnd(valid, k.bitNot(k.outside(s, zero, k.sub(poolLen, j))));
         tIdx = k.add(k.mul(r, poolLen), k.add(s, j));
       } else {
         valid = k.bitAnd(valid, k.bitAnd(dFits, k.cmp(P::slt, j, d)));
@@ -101,14 +101,16 @@ void FusedKernel::prefetchSources() {
       SmallVector<Value> ts = k.ifValues(
           valid, {i64, i64},
           [&]() -> SmallVector<Value> {
-            Value t = rows ? k.loadI64(p["req_to_token"], eltOf("req_to_token"),
-                                       tIdx)
-                           : k.loadI64(p["out_cache_loc"],
-                                       eltOf("out_cache_loc"), tIdx);
-            return {t, k.loadI64(p["out_cache_loc"], eltOf("out_cache_loc"),
-                                 a)};
+            Value t =
+                rows ? k.loadI64(p["req_to_token"], eltOf("req_to_token"), tIdx)
+                     : k.loadI64(p["out_cache_loc"], eltOf("out_cache_loc"),
+                                 tIdx);
+            return {t,
+                    k.loadI64(p["out_cache_loc"], eltOf("out_cache_loc"), a)};
           },
-          [&]() -> SmallVector<Value> { return {zero, zero}; });
+          [&]() -> SmallVector<Value> {
+            return {zero, zero};
+          });
       Value src = ts[1];
       Value moves = k.bitAnd(k.bitAnd(valid, k.cmp(P::ne, ts[0], src)),
                              k.bitNot(k.outside(src, zero, minSlots)));
@@ -124,9 +126,9 @@ void FusedKernel::prefetchSources() {
           Value firstLine = k.bitAnd(at, k.i64(~(kLineBytes - 1)));
           k.forLoop(firstLine, k.add(at, rowBytes), k.i64(kLineBytes),
                     [&](Value line) {
-                      prefetch(LLVM::IntToPtrOp::create(b, k.globalPtrType(),
-                                                        line),
-                               Cache::L2);
+                      prefetch(
+                          LLVM::IntToPtrOp::create(b, k.globalPtrType(), line),
+                          Cache::L2);
                     });
         });
       });
