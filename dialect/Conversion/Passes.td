@@ -81,8 +81,9 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       rows) and prefetch into L2 every line of each moving entry's source
       row in every buffer, within 24 MiB counted as (W + 1) / 2 entries of
       a request moving every buffer's widest row: the move takes the
-      lowest requests first, and a prefetch changes no byte. Their hazards are found as the entries are made: each moving
-      entry of a chunk compares its source with its request's earlier
+      lowest requests first, and a prefetch changes no byte. A large batch's
+      hazards are found as the entries are made: each moving entry of a
+      chunk compares its source with its request's earlier
       targets (warp shuffles) and claims its target as written and its
       source as read in the workspace's claim table (one 64-bit word per
       slot, tagged with the launch, changed by compare-and-swap only, so
