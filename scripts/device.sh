@@ -22,6 +22,9 @@ say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 for f in kernels.sm_80.cubin kernels.sm_90.cubin kernels.ptx kernels.manifest kernels.host.o; do
   [ -f "$art/$f" ] || { say "missing artifact $art/$f: run scripts/build.sh where MLIR is"; exit 1; }
 done
+# The kernels this run tests, named by content: the commit above is only
+# what git says of the checkout, which need not be what built them.
+say "kernel images: $(cd "$art" && md5sum kernels.sm_90.cubin kernels.sm_80.cubin kernels.ptx | awk '{printf "%s %.8s  ", $2, $1}')"
 
 skip() { [[ " ${SPECC_DEVICE_SKIP:-} " == *" $1 "* ]]; }
 
