@@ -141,26 +141,12 @@ for bs in (16, 400, 700):
     assert st[0] == 1 and st[4] == 1, st
 # Bad first requests of a large batch, which the blocks waiting for the
 # verdict read before validation has judged them (prefetchSources), at the
-# extremes of their types, with both target sources.
-from test_gpu import _violate_extreme
-for targets, kind in (("req_to_token", "pool_negative"), ("req_to_token", "seq_max"),
-                      ("req_to_token", "slot_max"), ("window", "index_max"),
-                      ("window", "slot_negative"), ("window", "drafts_max")):
-    args, bufs = make_case(600, 4, tree=True, seed=11)
-    bad, code = _violate_extreme(args, kind, 2)
-    want, _, _ = reference(bad, bufs, skip={2}, targets=targets)
-    if targets == "window":
-        bad.update(req_pool_indices=None, req_to_token=None, seq_lens=None)
-    specc.move_accept_tokens_to_target_kvcache(**bad, kv_buffers=bufs, targets=targets)
-    torch.cuda.synchronize()
-    st = specc.last_status()
-    assert st[0] == code and st[4] == 1, (kind, st)
-    assert all(torch.equal(a, b) for a, b in zip(bufs, want)), kind
-    try:
-        specc.check()
-        raise AssertionError(f"{kind}: no error reported")
-    except specc.InputError:
-        pass
+# extremes of their types, with both target sources: the GPU test's cases.
+from test_gpu import test_large_batch_bad_first_requests as bad_first
+for kind, targets in (("pool_negative", "req_to_token"), ("seq_max", "req_to_token"),
+                      ("slot_max", "req_to_token"), ("index_max", "window"),
+                      ("slot_negative", "window"), ("drafts_max", "window")):
+    bad_first(kind, targets)
 print("sanitized run ok")
 PY
 skip sanitize || for tool in ${SPECC_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do

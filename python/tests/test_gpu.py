@@ -847,10 +847,31 @@ def test_two_threads_on_two_streams():
             assert torch.equal(got, exp)
 
 
+# Bad values at the extremes of their types: the field, the value, the code.
+_EXTREMES = {
+    "pool_negative": ("req_pool_indices", -1, 1),
+    "drafts_max": ("num_correct_drafts", 2**63 - 1, 5),
+    "seq_max": ("seq_lens", 2**63 - 1, 3),
+    "index_negative": ("accept_index", -7, 4),
+    "index_max": ("accept_index", 2**31 - 1, 4),
+    "slot_negative": ("out_cache_loc", -3, 7),
+    "slot_max": ("out_cache_loc", 2**63 - 1, 7),
+}
+
+
 def _violate(args, kind, i, slots):
-    """Request i of a make_case batch made bad in one way; the status code
-    the kernel reports for it."""
+    """Request i of a make_case batch made bad in one way (one of the kinds
+    below, or of _EXTREMES); the status code the kernel reports for it."""
     a = {k: v.clone() for k, v in args.items()}
+    if kind in _EXTREMES:
+        field, value, code = _EXTREMES[kind]
+        if field == "accept_index":
+            a[field][i, 0] = value
+        elif field == "out_cache_loc":
+            a[field][int(a["accept_index"][i, 0])] = value
+        else:
+            a[field][i] = value
+        return a, code
     kept = int((a["accept_index"][i] != -1).sum())
     if kind == "pool":
         a["req_pool_indices"][i] = a["req_to_token"].shape[0] + 5
@@ -893,30 +914,6 @@ def test_small_batch_violations(w, kind):
         specc.check()
 
 
-# Extreme values, beside _violate's: the field, the value, the code.
-_EXTREMES = {
-    "pool_negative": ("req_pool_indices", -1, 1),
-    "drafts_max": ("num_correct_drafts", 2**63 - 1, 5),
-    "seq_max": ("seq_lens", 2**63 - 1, 3),
-    "index_negative": ("accept_index", -7, 4),
-    "index_max": ("accept_index", 2**31 - 1, 4),
-    "slot_negative": ("out_cache_loc", -3, 7),
-    "slot_max": ("out_cache_loc", 2**63 - 1, 7),
-}
-
-
-def _violate_extreme(args, kind, i):
-    field, value, code = _EXTREMES[kind]
-    a = {k: v.clone() for k, v in args.items()}
-    if field == "accept_index":
-        a[field][i, 0] = value
-    elif field == "out_cache_loc":
-        a[field][int(a["accept_index"][i, 0])] = value
-    else:
-        a[field][i] = value
-    return a, code
-
-
 _ROWS_ONLY = {"pool", "seq", "pool_negative", "seq_max"}
 
 
@@ -936,10 +933,7 @@ _ROWS_ONLY = {"pool", "seq", "pool_negative", "seq_max"}
 def test_large_batch_bad_first_requests(kind, targets):
     bs, w, bad = 600, 4, 2
     args, bufs = make_case(bs, w, tree=True, seed=len(kind) * 5 + len(targets))
-    if kind in _EXTREMES:
-        args, code = _violate_extreme(args, kind, bad)
-    else:
-        args, code = _violate(args, kind, bad, bufs[0].shape[0])
+    args, code = _violate(args, kind, bad, bufs[0].shape[0])
     want, tgt, src = reference(args, bufs, skip={bad}, targets=targets)
     call = dict(args)
     if targets == "window":
