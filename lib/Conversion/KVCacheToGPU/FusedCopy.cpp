@@ -41,7 +41,7 @@ void FusedKernel::prefetch(Value at, Cache level) {
 void FusedKernel::prefetchSources() {
   constexpr int64_t kWarp = 32;
   Value chunks = chunkCount(log2ChunkRequests());
-  Value warp = arith::ShRUIOp::create(b, tid, k.i64(5));
+  Value warp = arith::ShRUIOp::create(b, tid, k.i64(llvm::Log2_64(kWarp)));
   Value lane = k.bitAnd(tid, k.i64(kWarp - 1));
   Value idle = k.bitAnd(k.cmp(P::sge, bid, chunks), k.cmp(P::sge, warp, one));
   k.ifThen(idle, [&] {
