@@ -63,16 +63,7 @@ void FusedKernel::prefetchSources() {
         fits, i64, [&]() -> Value { return div32(budget, perRequest); },
         [&]() -> Value { return zero; });
     requests = k.select(k.cmp(P::slt, requests, bs), requests, bs);
-    // The window's length (window targets), in 32 bits when it fits.
-    Value d = zero;
-    Value dFits = k.i1(true);
-    if (!rows) {
-      dFits = k.bitAnd(k.cmp(P::sle, nOcl, k.i64(INT32_MAX)),
-                       k.cmp(P::sgt, bs, zero));
-      Value safeBs = k.select(k.cmp(P::sgt, bs, zero), bs, one);
-      Value safeOcl = k.select(dFits, nOcl, zero);
-      d = div32(safeOcl, safeBs);
-    }
+    Value d = rows ? zero : windowLength(Division::Narrow);
     // A warp per entry: every lane reads the same words (one request each),
     // then the lanes split the buffers.
     k.forLoop(first, k.mul(requests, W), stride, [&](Value e) {
@@ -95,7 +86,7 @@ void FusedKernel::prefetchSources() {
             k.bitAnd(valid, k.bitNot(k.outside(s, zero, k.sub(poolLen, j))));
         tIdx = k.add(k.mul(r, poolLen), k.add(s, j));
       } else {
-        valid = k.bitAnd(valid, k.bitAnd(dFits, k.cmp(P::slt, j, d)));
+        valid = k.bitAnd(valid, k.cmp(P::slt, j, d));
         tIdx = k.add(k.mul(i, d), j);
       }
       SmallVector<Value> ts = k.ifValues(

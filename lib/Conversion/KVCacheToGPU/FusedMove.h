@@ -250,6 +250,17 @@ struct FusedKernel {
     Value outsidePool, outsideRow, rowBase;
   };
   RowBounds rowBounds(Value i, Value r, Value s, Value acc, Value d);
+  /// How windowLength divides: `Wide`, a 64-bit division (a called
+  /// subroutine; validate's, where a branch around it would cost the kernel
+  /// a stack frame); `Fast`, a 32-bit division when len(out_cache_loc) fits
+  /// one, else the 64-bit one (checkSmallBatch); `Narrow`, the 32-bit one,
+  /// or 0 past 2^31 slots (no window: prefetchSources' guess skips the
+  /// batch).
+  enum class Division { Wide, Fast, Narrow };
+  /// Window targets: the slots of each request's verify window,
+  /// len(out_cache_loc) / bs (bs 0 counts as 1). Every reader of the window
+  /// takes its length from here.
+  Value windowLength(Division division);
 
   /// Validates request i (`active`: i < bs); with `write`, writes its
   /// entries at i * W + j (skip entries for the rest, all of them when

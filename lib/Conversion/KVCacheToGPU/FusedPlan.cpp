@@ -495,6 +495,23 @@ void FusedKernel::report(Value code, Value entry, Value value, Value bound,
   });
 }
 
+Value FusedKernel::windowLength(Division division) {
+  Value nOcl = p["num_out_cache_loc"];
+  Value safeBs = k.select(k.cmp(P::sgt, bs, zero), bs, one);
+  Value fits = k.cmp(P::sle, nOcl, k.i64(INT32_MAX));
+  switch (division) {
+  case Division::Wide:
+    return arith::DivSIOp::create(b, nOcl, safeBs);
+  case Division::Narrow:
+    return div32(k.select(fits, nOcl, zero), safeBs);
+  case Division::Fast:
+    break;
+  }
+  return k.ifValue(
+      fits, i64, [&]() -> Value { return div32(nOcl, safeBs); },
+      [&]() -> Value { return arith::DivSIOp::create(b, nOcl, safeBs); });
+}
+
 FusedKernel::RowBounds FusedKernel::rowBounds(Value i, Value r, Value s,
                                               Value acc, Value d) {
   RowBounds rb;
@@ -526,8 +543,7 @@ FusedKernel::Verdict FusedKernel::validate(Value i, Value active,
     r = loadIf(active, "req_pool_indices", i);
     s = loadIf(active, "seq_lens", i);
   } else {
-    Value safeBs = k.select(k.cmp(P::sgt, bs, zero), bs, one);
-    d = arith::DivSIOp::create(b, nOcl, safeBs);
+    d = windowLength(Division::Wide);
   }
   auto acceptAt = [&](Value chunk, int64_t q, Value cond) {
     Value j = k.add(chunk, k.i64(q));
@@ -782,16 +798,7 @@ void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
       k.bitOr(k.cmp(P::sge, ncd, W), k.cmp(P::ne, count, k.add(ncd, one)));
   Value acc = k.add(ncd, one); // meaningful once e1, e2 are false
   Value ok3 = k.bitAnd(inRequest, k.bitNot(k.bitOr(k.bitOr(e1, e2), anyOut)));
-  Value d = zero;
-  if (!rows) {
-    // The window: len(out_cache_loc) / bs slots (a 32-bit division when it
-    // fits, a 64-bit one is a called subroutine).
-    Value safeBs = k.select(k.cmp(P::sgt, bs, zero), bs, one);
-    d = k.ifValue(
-        k.cmp(P::sle, nOcl, k.i64(INT32_MAX)), i64,
-        [&]() -> Value { return div32(nOcl, safeBs); },
-        [&]() -> Value { return arith::DivSIOp::create(b, nOcl, safeBs); });
-  }
+  Value d = rows ? zero : windowLength(Division::Fast);
   RowBounds rb = rowBounds(i, r, s, acc, d);
   Value rowBase = rb.rowBase;
   Value ok5 = k.bitAnd(ok3, k.bitNot(k.bitOr(rb.outsidePool, rb.outsideRow)));
