@@ -65,6 +65,15 @@ for c in configs:
     cells = []
     for n in runs:
         us = ((runs[n].get(c) or {}).get("specc") or {}).get("device_us")
-        cells.append(f"{us:.1f}" if us else "-")
+        cells.append(f"{us:.2f}" if us else "-")
     print(f"| {c} | " + " | ".join(cells) + " |")
+# Whether each timed configuration matched the reference, eager and in a
+# graph (bench_move.py's checks before it times a call).
+def exact(r):
+    checks = [v for k in ("check_eager", "check_graph")
+              for v in ((r.get("specc") or {}).get(k) or {"missing": False}).values()]
+    return all(v is True for v in checks)
+print()
+for n, rs in runs.items():
+    print(f"{n}: {sum(exact(r) for r in rs.values())} of {len(rs)} configurations exact (eager and graph)")
 PY
