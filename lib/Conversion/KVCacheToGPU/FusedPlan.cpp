@@ -498,15 +498,11 @@ void FusedKernel::report(Value code, Value entry, Value value, Value bound,
 Value FusedKernel::windowLength(Division division) {
   Value nOcl = p["num_out_cache_loc"];
   Value safeBs = k.select(k.cmp(P::sgt, bs, zero), bs, one);
-  Value fits = k.cmp(P::sle, nOcl, k.i64(INT32_MAX));
-  switch (division) {
-  case Division::Wide:
+  if (division == Division::Wide)
     return arith::DivSIOp::create(b, nOcl, safeBs);
-  case Division::Narrow:
+  Value fits = k.cmp(P::sle, nOcl, k.i64(INT32_MAX));
+  if (division == Division::Narrow)
     return div32(k.select(fits, nOcl, zero), safeBs);
-  case Division::Fast:
-    break;
-  }
   return k.ifValue(
       fits, i64, [&]() -> Value { return div32(nOcl, safeBs); },
       [&]() -> Value { return arith::DivSIOp::create(b, nOcl, safeBs); });
