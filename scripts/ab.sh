@@ -4,7 +4,8 @@
 # made from another revision of the lowering (the other artifacts come from
 # build/artifacts). For each: a runtime-only build with that image, then the
 # move benchmark's specc columns (ctypes binding, no sglang) on one layout;
-# last, one table of device time per call (us), a column per variant.
+# last, one table of device time per call (us), a column per variant, and
+# how many of each variant's configurations matched the reference.
 # Usage: scripts/ab.sh [VARIANT_DIR...]   (default: build/artifacts, then
 #        every folder of build/ab); SPECC_AB_LAYOUT (default llama8b; several
 #        separated by spaces),
