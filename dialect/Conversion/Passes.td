@@ -107,9 +107,11 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       move's first read of it (a memory round trip after an L2 flush) runs
       under validation and the check; a small batch that moves also has the
       warps without request columns prefetch into L2, before the check,
-      the moving sources' rows of the block's own buffer (buffer `bid`,
-      whose table row the last thread copied into shared memory during
-      validation), so that the move's row loads find them there. Move: a
+      the moving sources' rows of the block's buffers (`bid`, `bid` +
+      grid, ..., up to 32, whose table rows the last warp copied into
+      shared memory during validation: the blocks cover every buffer even
+      when one request's work makes the grid far smaller than the buffer
+      count), so that the move's row loads find them there. Move: a
       safe batch runs one thread per (request, two buffers, 16-byte slice),
       or per (request, four buffers, slice) when the grid cannot hold a
       thread per two-buffer task; otherwise every moving entry's 16 bytes

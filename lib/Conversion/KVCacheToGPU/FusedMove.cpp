@@ -193,6 +193,10 @@ void FusedKernel::build() {
                         LLVM::LLVMArrayType::get(i64, NUM_VALUES), false);
   flags = k.sharedMemory(prefix + "_flags",
                          LLVM::LLVMArrayType::get(i32, NUM_FLAGS), false);
+  ownRows = k.sharedMemory(
+      prefix + "_rows",
+      LLVM::LLVMArrayType::get(i64, KVCACHE_BUFFER_COLUMNS * kPrefetchBuffers),
+      false);
   // One shared arena (i64 words, so that every view is 8-byte aligned):
   // a local plan's entry lists and hazard table, or a large plan's table.
   arena = k.sharedMemory(prefix + "_plan",

@@ -55,20 +55,15 @@ inline constexpr int64_t kLineBytes = 128;
 /// rest left to the lists, the claim table and the move's stores.
 inline constexpr int64_t kIdlePrefetchBytes = int64_t(24) << 20;
 
+/// Buffers whose moving rows a block of a small batch prefetches into L2
+/// at most (smallPrefetch): buffers bid, bid + grid, bid + 2 grid, ...,
+/// whose table rows (address, row bytes) validation copies into shared
+/// memory, one thread of the last warp each.
+inline constexpr int64_t kPrefetchBuffers = 32;
+
 /// Shared i64 values of the plan phase: the first violation's details;
-/// a large launch's epoch (KVCacheFusedControl), shifted into the high half;
-/// a small batch's buffer-table row of the block's own buffer (address, row
-/// bytes), for smallPrefetch.
-enum {
-  CODE,
-  ENTRY,
-  VALUE,
-  BOUND,
-  EPOCH,
-  OWN_ADDRESS,
-  OWN_ROW_BYTES,
-  NUM_VALUES
-};
+/// a large launch's epoch (KVCacheFusedControl), shifted into the high half.
+enum { CODE, ENTRY, VALUE, BOUND, EPOCH, NUM_VALUES };
 /// Shared i32 flags: hazard across requests, whether the block plans (0)
 /// or waits (1), the chunk it claimed, the verdict, whether a large plan's
 /// cyclic rows exceed the staging capacity, whether the block's slot
@@ -113,6 +108,7 @@ struct FusedKernel {
   Value tid, bid, nblocks, zero, one, minusOne;
   Value bs, W, n, local;
   Value vals, flags;      // shared plan values and flags
+  Value ownRows;          // shared table rows for smallPrefetch
   Value arena;            // shared lists and hazard tables
   Value tgtList, srcList; // entry lists (generic pointers)
   Value planWs;           // depth-plan workspace (global)
@@ -323,13 +319,15 @@ struct FusedKernel {
   MovePlan smallTable();
   /// A small batch that moves, after validation's barrier, before its
   /// hazard check: the warps with no request column (those past bs * L)
-  /// bring the moving sources' rows of the block's own buffer (buffer
-  /// `bid`, whose table row checkSmallBatch copied into OWN_ADDRESS and
-  /// OWN_ROW_BYTES) into L2, a 128-byte line per instruction, the (entry,
-  /// line) pairs spread over those warps. Blocks past the buffer count
-  /// prefetch nothing, and a grid with fewer blocks than buffers leaves the
-  /// last buffers to the move's own loads. The move's row loads
-  /// then find the rows in L2 instead of waiting for DRAM after the
+  /// bring the moving sources' rows of the block's buffers (bid, bid +
+  /// grid, ..., at most kPrefetchBuffers of them, whose table rows
+  /// checkSmallBatch copied into `ownRows`) into L2, a 128-byte line per
+  /// instruction, the (buffer, entry, line) triples spread over those
+  /// warps. So the blocks together cover every buffer when the grid has at
+  /// least 1 / kPrefetchBuffers of the buffer count in blocks (a grid
+  /// sized by the work of one request has far fewer blocks than buffers);
+  /// buffers past that are left to the move's own loads. The move's row
+  /// loads then find the rows in L2 instead of waiting for DRAM after the
   /// verdict. A hint: no byte changes.
   void smallPrefetch();
   /// crossCheck for a small batch, without loops: lane (request i, column

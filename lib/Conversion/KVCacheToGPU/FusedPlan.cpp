@@ -724,19 +724,22 @@ void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
   // a few instructions for a chain, a memory round trip hidden for a tree.
   if (whole) {
     prefetchBufferTable();
-    // The last thread (in a warp without request columns unless the batch
-    // fills the block) copies the table row of the block's own buffer into
-    // shared memory for smallPrefetch, holding no register.
-    Value own = k.bitAnd(k.cmp(P::eq, tid, k.i64(T - 1)),
-                         k.cmp(P::slt, bid, p["num_buffers"]));
+    // The last warp's threads (without request columns unless the batch
+    // fills the block) copy the table rows of the block's buffers into
+    // shared memory for smallPrefetch, holding no register: thread
+    // T - 1 - q the row of buffer bid + q * grid.
+    Value q = k.sub(k.i64(T - 1), tid);
+    Value buf = k.add(bid, k.mul(q, nblocks));
+    Value own = k.bitAnd(k.cmp(P::slt, q, k.i64(kPrefetchBuffers)),
+                         k.cmp(P::slt, buf, p["num_buffers"]));
     k.ifThen(own, [&] {
-      Value row = k.mul(bid, k.i64(KVCACHE_BUFFER_COLUMNS));
-      for (auto [field, column] :
-           {std::pair{OWN_ADDRESS, KVCACHE_BUFFER_ADDRESS},
-            std::pair{OWN_ROW_BYTES, KVCACHE_BUFFER_ROW_BYTES}})
+      Value row = k.mul(buf, k.i64(KVCACHE_BUFFER_COLUMNS));
+      Value into = k.mul(q, k.i64(KVCACHE_BUFFER_COLUMNS));
+      for (int64_t column : {KVCACHE_BUFFER_ADDRESS, KVCACHE_BUFFER_ROW_BYTES})
         NVVM::CpAsyncOp::create(
-            b, val(field), k.gep(p["buffers"], i64, k.add(row, k.i64(column))),
-            8, NVVM::LoadCacheModifierKind::CA, Value());
+            b, k.gep(ownRows, i64, k.add(into, k.i64(column))),
+            k.gep(p["buffers"], i64, k.add(row, k.i64(column))), 8,
+            NVVM::LoadCacheModifierKind::CA, Value());
     });
     NVVM::CpAsyncCommitGroupOp::create(b);
   }
@@ -874,35 +877,70 @@ void FusedKernel::smallPrefetch() {
   // The first thread of the first warp without a request column.
   Value idle =
       k.bitAnd(k.add(k.mul(bs, lanes), k.i64(31)), k.i64(~int64_t(31)));
-  Value own =
-      k.bitAnd(k.cmp(P::sge, tid, idle), k.cmp(P::slt, bid, p["num_buffers"]));
-  k.ifThen(own, [&] {
-    Value base = k.load(i64, val(OWN_ADDRESS), 8);
-    Value rowBytes = k.load(i64, val(OWN_ROW_BYTES), 8);
-    Value rows = LLVM::IntToPtrOp::create(b, k.globalPtrType(), base);
-    Value line = k.i64(kLineBytes);
+  // The block's buffers: bid, bid + grid, ... below the buffer count, at
+  // most kPrefetchBuffers (none for a block past the buffer count).
+  Value B = p["num_buffers"];
+  Value mine =
+      k.select(k.cmp(P::slt, bid, B),
+               div32(k.add(k.sub(B, bid), k.sub(nblocks, one)), nblocks), zero);
+  mine = k.select(k.cmp(P::slt, mine, k.i64(kPrefetchBuffers)), mine,
+                  k.i64(kPrefetchBuffers));
+  Value line = k.i64(kLineBytes);
+  auto rowOf = [&](Value q, int64_t column) {
+    return k.load(
+        i64,
+        k.gep(ownRows, i64,
+              k.add(k.mul(q, k.i64(KVCACHE_BUFFER_COLUMNS)), k.i64(column))),
+        8);
+  };
+  // Line l of entry e's source row, if the entry moves and the row is
+  // that long.
+  auto prefetchLine = [&](Value base, Value rowBytes, Value e, Value l) {
+    Value t = tgtAt(e), s = srcAt(e);
+    Value col = k.mul(l, line);
+    k.ifThen(k.bitAnd(k.cmp(P::ne, t, s), k.cmp(P::slt, col, rowBytes)), [&] {
+      Value rows = LLVM::IntToPtrOp::create(b, k.globalPtrType(), base);
+      prefetch(k.gep(rows, i8, k.add(k.mul(s, rowBytes), col)), Cache::L2);
+    });
+  };
+  // Work items spread over the idle threads (a runtime step: a loop that
+  // the compiler does not unroll into the small batch's instruction
+  // stream); 32-bit divisions, so items below 2^31 only.
+  auto overIdle = [&](Value items, llvm::function_ref<void(Value)> body) {
+    k.ifThen(
+        k.bitAnd(k.bitAnd(k.cmp(P::sge, tid, idle), k.cmp(P::sgt, items, zero)),
+                 k.cmp(P::slt, items, k.i64(INT32_MAX))),
+        [&] {
+          k.forLoop(k.sub(tid, idle), items, k.sub(k.i64(T), idle), body);
+        });
+  };
+  // One buffer (a grid with as many blocks as buffers): (entry, line)
+  // pairs of its row, the row read once (one division per pair).
+  k.ifThen(k.cmp(P::eq, mine, one), [&] {
+    Value base = rowOf(zero, KVCACHE_BUFFER_ADDRESS);
+    Value rowBytes = rowOf(zero, KVCACHE_BUFFER_ROW_BYTES);
     Value lines =
         arith::DivUIOp::create(b, k.add(rowBytes, k.i64(kLineBytes - 1)), line);
-    // (entry, line) pairs spread over the idle threads (a runtime step: a
-    // loop that the compiler does not unroll into the small batch's
-    // instruction stream); 32-bit divisions, so pairs below 2^31 only.
-    Value pairs = k.mul(n, lines);
-    k.ifThen(
-        k.bitAnd(k.cmp(P::sgt, lines, zero),
-                 k.cmp(P::slt, pairs, k.i64(INT32_MAX))),
-        [&] {
-          k.forLoop(
-              k.sub(tid, idle), pairs, k.sub(k.i64(T), idle), [&](Value x) {
-                Value e = div32(x, lines);
-                Value l = k.sub(x, k.mul(e, lines));
-                Value t = tgtAt(e), s = srcAt(e);
-                k.ifThen(k.cmp(P::ne, t, s), [&] {
-                  prefetch(k.gep(rows, i8,
-                                 k.add(k.mul(s, rowBytes), k.mul(l, line))),
-                           Cache::L2);
-                });
-              });
-        });
+    overIdle(k.mul(n, lines), [&](Value x) {
+      Value e = div32(x, lines);
+      prefetchLine(base, rowBytes, e, k.sub(x, k.mul(e, lines)));
+    });
+  });
+  // Several: (buffer, entry, line) triples over the lines of the longest
+  // row (row_vectors slices); a shorter row skips its lines past its end.
+  k.ifThen(k.cmp(P::sgt, mine, one), [&] {
+    Value lines = arith::DivUIOp::create(
+        b, k.add(p["row_vectors"], k.i64(kLineBytes / kVectorBytes - 1)),
+        k.i64(kLineBytes / kVectorBytes));
+    Value perBuffer = k.mul(n, lines);
+    overIdle(k.mul(mine, perBuffer), [&](Value x) {
+      Value q = div32(x, perBuffer);
+      Value rest = k.sub(x, k.mul(q, perBuffer));
+      Value e = div32(rest, lines);
+      prefetchLine(rowOf(q, KVCACHE_BUFFER_ADDRESS),
+                   rowOf(q, KVCACHE_BUFFER_ROW_BYTES), e,
+                   k.sub(rest, k.mul(e, lines)));
+    });
   });
 }
 

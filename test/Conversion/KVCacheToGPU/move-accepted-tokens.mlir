@@ -10,12 +10,14 @@
 // Shared memory: one arena per block, 40 bytes per entry of the local
 // capacity (1024): a local plan's lists and table, or a large plan's table.
 // CHECK-DAG: llvm.mlir.global internal @window_values() {addr_space = 3 : i32
+// CHECK-DAG: llvm.mlir.global internal @window_rows() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<96 x i64>
 // CHECK-DAG: llvm.mlir.global internal @window_plan() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<5120 x i64>
 // CHECK: gpu.func @window(%[[NCD:.*]]: !llvm.ptr<1> {llvm.align = 4 : i64, llvm.noalias}, %[[ACC:.*]]: !llvm.ptr<1> {llvm.align = 4 : i64, llvm.noalias}, %[[OCL:.*]]: !llvm.ptr<1> {llvm.align = 8 : i64, llvm.noalias}, %[[TABLE:.*]]: !llvm.ptr<1> {{.*}}, %[[WS:.*]]: !llvm.ptr<1> {llvm.align = 16 : i64, llvm.noalias}, %[[ST:.*]]: !llvm.ptr<1> {{.*}}, %[[BS:.*]]: i64, %[[W:.*]]: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64) kernel
 // CHECK-SAME: kvcache.launch = {block = 256 : i64, blocks_per_sm = 2 : i64, dynamic_shared_memory = 0 : i64, entry = "window", grid = "work", grid_units = ["bs", "num_buffers/2", "row_vectors"], host_args = ["num_correct_drafts", "accept_index", "out_cache_loc", "buffers", "workspace", "status"], params = ["num_correct_drafts", "accept_index", "out_cache_loc", "buffers", "workspace", "status", "bs", "accept_width", "num_out_cache_loc", "num_buffers", "row_vectors", "min_slots"], targets = "window", types = {accept_index = i32, buffers = i64, num_correct_drafts = i32, out_cache_loc = i64, status = i64, workspace = i8}}
 // CHECK-SAME: nvvm.minctasm = 2 : i32
 // CHECK: %[[N:.*]] = arith.muli %[[BS]], %[[W]] : i64
 // CHECK: arith.cmpi sle, %[[N]], %{{.*}} : i64
+// CHECK: %[[ROWS:.*]] = llvm.mlir.addressof @window_rows : !llvm.ptr<3>
 // Batches past the local capacity: block b's first chunk is b, later ones
 // come from tickets of a counter whose high half is the launch's epoch,
 // each drawn before the loop or the chunk ahead of the one it names and
@@ -103,9 +105,14 @@
 // request's lanes combine their columns by ballots (kept columns, their
 // positions, indices out of range, bad slots).
 // CHECK: llvm.inline_asm has_side_effects "prefetch.global.L2 [$0];", "l" %{{.*}} : (!llvm.ptr<1>) -> ()
-// The last thread copies the table row of the block's own buffer (address,
-// row bytes) into shared memory for the prefetch after validation.
+// The last warp copies the table rows of the block's buffers (address,
+// row bytes; thread T - 1 - q the row of buffer bid + q x grid, q < 32)
+// into shared memory for the prefetch after validation.
+// CHECK: %[[Q:.*]] = arith.subi %c255_i64, %{{.*}} : i64
+// CHECK: arith.cmpi slt, %[[Q]], %c32_i64{{.*}} : i64
+// CHECK: llvm.getelementptr %[[ROWS]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
 // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 8, cache =  ca : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK: llvm.getelementptr %[[ROWS]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
 // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 8, cache =  ca : !llvm.ptr<3>, !llvm.ptr<1>
 // CHECK-NEXT: }
 // CHECK-NEXT: nvvm.cp.async.commit.group
@@ -138,13 +145,21 @@
 // into L1, then, up to 2048 entries, a table of i32 keys in the arena;
 // larger ones, or an unsafe one, the workspace table. A large batch is
 // checked only if some block's claims were suspect (or it made none).
-// Before the check, a small batch that moves: the warps past bs x L read
-// the own buffer's row (shared values 5 and 6) and prefetch the lines of
-// its moving sources' rows into L2, (entry, line) pairs at a runtime step.
-// CHECK: llvm.getelementptr %{{.*}}[%c5_i64{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
-// CHECK: llvm.getelementptr %{{.*}}[%c6_i64{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
+// Before the check, a small batch that moves: the warps past bs x L
+// prefetch the moving sources' rows of the block's buffers into L2, from
+// the rows validation copied. One buffer: its row read once, (entry, line)
+// pairs at a runtime step; several: (buffer, entry, line) triples, each
+// buffer's row read per triple.
+// CHECK: llvm.getelementptr %[[ROWS]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
+// CHECK: llvm.getelementptr %[[ROWS]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
 // CHECK: scf.for
 // CHECK: arith.divui %{{.*}}, %{{.*}} : i32
+// CHECK: llvm.inline_asm has_side_effects "prefetch.global.L2 [$0];", "l" %{{.*}} : (!llvm.ptr<1>) -> ()
+// CHECK: scf.for
+// CHECK: arith.divui %{{.*}}, %{{.*}} : i32
+// CHECK: arith.divui %{{.*}}, %{{.*}} : i32
+// CHECK: llvm.getelementptr %[[ROWS]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
+// CHECK: llvm.getelementptr %[[ROWS]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
 // CHECK: llvm.inline_asm has_side_effects "prefetch.global.L2 [$0];", "l" %{{.*}} : (!llvm.ptr<1>) -> ()
 // A batch of one request whose entries fit one group of four (bs = 1,
 // W <= 4) skips the small batch's check.
