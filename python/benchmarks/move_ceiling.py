@@ -9,12 +9,15 @@ whether the scattered rows of a pool can be copied near the sequential
 copy bandwidth that the floor assumes, and what the copy's speed depends
 on (threads resident per SM, 16-byte loads in flight per thread).
 
-The kernels (CuPy, compiled by NVRTC at start-up): work item = (moving
+The register kernels (CuPy, compiled by NVRTC at start-up): work item = (moving
 entry, buffer, 16-byte column), item k of a thread's U items at index
 t + k * stride (grid-stride), all U loads issued before the U stores.
 The grid is either two blocks of 256 threads per SM (16 warps per SM,
 the fused kernel's residency at 128 registers) or eight (full
-residency). Device time: CUDA events around one launch after an L2 flush
+residency). On sm_90 the bulk kernels (--bulk K ...) move whole rows
+instead: lane 0 of each warp copies a row with one cp.async.bulk each
+way through a ring of K row slots in shared memory, at 8 or 16 warps
+per SM. Device time: CUDA events around one launch after an L2 flush
 (256 MiB of zeros written, as bench_move.py does by default, or read back
 with --flush-kind clean), the launch queued behind a spin kernel so that
 the host's launch cost is not timed; median of --reps, minus the same for
@@ -73,6 +76,64 @@ extern "C" __global__ void copy_rows(const long long* __restrict__ tgt,
 extern "C" __global__ void empty() {}
 """
 
+BULK_SOURCE = r"""
+// Bulk asynchronous copies (sm_90): lane 0 of each warp moves whole rows
+// through a ring of K row slots in shared memory, one cp.async.bulk per row
+// each way. A slot is refilled once the store that read it has read it
+// (bulk_group accounting), so up to K rows per warp are in flight whatever
+// the registers hold.
+extern "C" __global__ void bulk_rows(const long long* __restrict__ tgt,
+                                     const long long* __restrict__ src, int moving,
+                                     const long long* __restrict__ bases,
+                                     long long row_bytes, long long rows_total) {
+  extern __shared__ __align__(128) unsigned char stage[];
+  __shared__ __align__(8) unsigned long long bars[32 * K];
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane != 0) return;
+  long long gw = (long long)blockIdx.x * (blockDim.x / 32) + warp;
+  long long nw = (long long)gridDim.x * (blockDim.x / 32);
+  long long n = gw < rows_total ? (rows_total - gw + nw - 1) / nw : 0;
+  unsigned slots = (unsigned)__cvta_generic_to_shared(stage + (size_t)warp * K * row_bytes);
+  unsigned bar = (unsigned)__cvta_generic_to_shared(bars + warp * K);
+  for (int k = 0; k < K; ++k)
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar + 8 * k));
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  unsigned rb = (unsigned)row_bytes;
+  auto load = [&](long long i) {
+    long long r = gw + i * nw;
+    int e = (int)(r % moving);
+    long long b = r / moving;
+    const char* from = (const char*)bases[b] + src[e] * row_bytes;
+    unsigned s = (unsigned)(i % K);
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+                 :: "r"(bar + 8 * s), "r"(rb) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 :: "r"(slots + s * rb), "l"(from), "r"(rb), "r"(bar + 8 * s) : "memory");
+  };
+  for (long long i = 0; i < n && i < K; ++i) load(i);
+  for (long long i = 0; i < n; ++i) {
+    unsigned s = (unsigned)(i % K);
+    unsigned parity = (unsigned)((i / K) & 1);
+    unsigned done = 0;
+    while (!done)
+      asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                   : "=r"(done) : "r"(bar + 8 * s), "r"(parity) : "memory");
+    long long r = gw + i * nw;
+    int e = (int)(r % moving);
+    long long b = r / moving;
+    char* to = (char*)bases[b] + tgt[e] * row_bytes;
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
+                 :: "l"(to), "r"(slots + s * rb), "r"(rb) : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    if (i >= 1 && i - 1 + K < n) {
+      asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+      load(i - 1 + K);
+    }
+  }
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+"""
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -82,6 +143,8 @@ def main() -> int:
     ap.add_argument("--tree-drafts", type=int, default=8)
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--flush-kind", choices=["dirty", "clean"], default="dirty")
+    ap.add_argument("--bulk", type=int, nargs="*", default=[4, 8],
+                    help="row slots per warp of the bulk-copy kernels (sm_90), none to skip")
     ap.add_argument("--no-specc", action="store_true", help="time the hand kernels only")
     args = ap.parse_args()
 
@@ -90,6 +153,10 @@ def main() -> int:
     props = torch.cuda.get_device_properties(0)
     sms = props.multi_processor_count
     kernels = {u: cp.RawModule(code=SOURCE, options=("-DUNROLL=%d" % u,)) for u in (1, 4, 8)}
+    bulk = {}
+    if props.major >= 9 and args.bulk:
+        bulk = {k: cp.RawModule(code=BULK_SOURCE, options=("-DK=%d" % k, "-std=c++17"))
+                for k in args.bulk}
     empty = kernels[1].get_function("empty")
     cache = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
 
@@ -196,6 +263,27 @@ def main() -> int:
                         fn((grid,), (block,), argv, stream=stream)
 
                     label = f"hand u{u}, {per_sm * block // 32} warps/SM"
+                    if exact(launch):
+                        row(label, timed(launch) - base_us)
+                        restore()
+                    else:
+                        row(label + " WRONG", 0)
+            for k_, mod in bulk.items():
+                fn = mod.get_function("bulk_rows")
+                for per_sm, block in ((2, 256), (1, 256), (4, 128)):
+                    smem = (block // 32) * k_ * rb
+                    if smem * per_sm > 200 * 1024:
+                        continue
+                    fn.max_dynamic_shared_size_bytes = smem
+                    grid = min(sms * per_sm, max(1, -(-moving * len(bufs) // (block // 32))))
+                    argv = (tgt, src, cp.int32(moving), bases, cp.int64(rb),
+                            cp.int64(moving * len(bufs)))
+                    argv = tuple(cp.asarray(a) if isinstance(a, torch.Tensor) else a for a in argv)
+
+                    def launch(fn=fn, grid=grid, argv=argv, block=block, smem=smem):
+                        fn((grid,), (block,), argv, stream=stream, shared_mem=smem)
+
+                    label = f"bulk K{k_}, {per_sm * block // 32} warps/SM ({per_sm} x {block})"
                     if exact(launch):
                         row(label, timed(launch) - base_us)
                         restore()
