@@ -1299,6 +1299,30 @@ def new_row(ctx: Ctx, layout: Layout, tree: bool, bs: int, sets: List[InputSet])
     return r
 
 
+# Device memory in use beyond PyTorch's reservations (CUDA contexts, the
+# compile workers, anything freed by PyTorch but still held) is noted when it
+# has grown by this much since the last note: a configuration that runs out
+# of memory then says what else held the device.
+OUTSIDE_TORCH_NOTE_BYTES = 2 << 30
+
+
+def note_memory(r: Dict[str, Any], notes: List[str]) -> None:
+    """Records, after a configuration and the cache's release, the device
+    memory in use (driver view, every process), PyTorch's reservations in
+    this process and the difference; notes the difference when it grew."""
+    free, total = torch.cuda.mem_get_info()
+    used, reserved = total - free, torch.cuda.memory_reserved()
+    outside = used - reserved
+    r["memory"] = {"device_used_gib": used / 2**30, "torch_reserved_gib": reserved / 2**30,
+                   "outside_torch_gib": outside / 2**30}
+    last = getattr(note_memory, "noted", 0)
+    if outside - last >= OUTSIDE_TORCH_NOTE_BYTES:
+        note_memory.noted = outside
+        notes.append(f"{r['config']}: after it, {outside / 2**30:.1f} GiB of device memory in use "
+                     f"outside this process's PyTorch reservations (in use {used / 2**30:.1f} GiB, "
+                     f"reserved by PyTorch {reserved / 2**30:.1f} GiB)")
+
+
 def eager_calls(call: Callable[[InputSet], None], sets: List[InputSet]) -> List[Callable[[], None]]:
     """One argument-free call per input set (bound positionally where the
     path can: the timings then hold no wrapper of ours)."""
@@ -1769,6 +1793,7 @@ def _run_gpu(args: argparse.Namespace, workdir: pathlib.Path, cache_dir: str, ca
                              "check": f"error: {type(e).__name__}"}
                         r["targets"] = report.evaluate_targets(r, floor)
                     torch.cuda.empty_cache()  # the pool just freed can be 40+ GB
+                    note_memory(r, notes)
                     results.append(r)
                     out(report.format_line(report.MEAS_COLS, report.measurement_cells(r, nominal)))
                     write_outputs(data, args, png=False)
