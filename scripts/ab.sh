@@ -15,9 +15,14 @@
 #        after it was shown exact (default: none); SPECC_AB_TESTED: the
 #        variants (folder names) those tests run on (default: all; the
 #        baseline's image is usually tested already); SPECC_AB_ARGS: more
-#        arguments for bench_move.py (e.g. "--flush-kind clean").
-# Writes $OUT/ab-<variant>.{json,txt}, $OUT/ab-tests-<variant>.log and
-# $OUT/ab.md.
+#        arguments for bench_move.py (e.g. "--flush-kind clean");
+#        SPECC_AB_PAIRED=1: instead of one bench_move.py run per variant,
+#        one python/benchmarks/ab_paired.py run that loads every variant's
+#        runtime at once and times their calls in turns (the first variant
+#        is the base; SPECC_AB_PAIRED_ARGS: more arguments for it, e.g.
+#        "--rounds 200 --targets req_to_token").
+# Writes $OUT/ab-<variant>.{json,txt} (or $OUT/ab-paired.{json,md}),
+# $OUT/ab-tests-<variant>.log and $OUT/ab.md.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$root/device-out}
@@ -44,12 +49,23 @@ for name in "${names[@]}"; do
        python3 -m pytest -q -p no:cacheprovider "${files[@]}" > "$OUT/ab-tests-$name.log" 2>&1)
     echo "variant $name: tests rc=$? ($(tail -1 "$OUT/ab-tests-$name.log"))"
   fi
+  [ -n "${SPECC_AB_PAIRED:-}" ] && continue
   SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_RUNTIME_LIB=/tmp/image-rt-ab-$name/lib/libspecc_runtime.so \
     PYTHONPATH=$root/python python3 "$root/python/benchmarks/bench_move.py" \
     --sglang-src /nonexistent --layouts ${SPECC_AB_LAYOUT:-llama8b} --bs ${SPECC_AB_BS:-1 8 32 128 512} \
     --reps 50 --host-reps 200 ${SPECC_AB_ARGS:-} --out "$OUT/ab-$name.json" > "$OUT/ab-$name.txt" 2>&1
   echo "variant $name: rc=$? ($(tail -1 "$OUT/ab-$name.txt"))"
 done
+if [ -n "${SPECC_AB_PAIRED:-}" ]; then
+  libs=()
+  for name in "${names[@]}"; do libs+=(--lib "$name=/tmp/image-rt-ab-$name/lib/libspecc_runtime.so"); done
+  PYTHONPATH=$root/python python3 "$root/python/benchmarks/ab_paired.py" "${libs[@]}" \
+    --layouts ${SPECC_AB_LAYOUT:-llama8b} --bs ${SPECC_AB_BS:-1 8 32 128 512} \
+    ${SPECC_AB_PAIRED_ARGS:-} --out "$OUT/ab-paired.json" > "$OUT/ab-paired.md" 2>&1
+  echo "paired run: rc=$?"
+  tee "$OUT/ab.md" < "$OUT/ab-paired.md"
+  exit 0
+fi
 python3 - "$OUT" "${names[@]}" <<'PY' | tee "$OUT/ab.md"
 import json, pathlib, sys
 out, names = pathlib.Path(sys.argv[1]), sys.argv[2:]

@@ -1025,7 +1025,7 @@ class Meter:
             per.append(sum(d for _, d, _ in seg))
             cnt.append(len(seg))
         first = evs[marks[0] + 1:marks[1]]
-        return {"us": _median(per), "min_us": min(per), "n": n,
+        return {"us": _median(per), "min_us": min(per), "n": n, "calls_us": per,
                 "kernels_per_call": int(_median(cnt)),
                 "kernels": [f"{short_name(nm)} {d:.1f}" for _, d, nm in first]}
 

@@ -113,8 +113,36 @@ def _candidates():
     yield here.parent.parent / "build" / "lib" / "libspecc_runtime.so"
 
 
+def load(path: str) -> ctypes.CDLL:
+    """Loads one runtime library and declares its functions. Each path loads
+    its own copy (its own kernels, its own globals): two builds of the
+    runtime can then run side by side in one process, as the paired A/B
+    benchmark does. specc's API uses the one library() finds."""
+    lib = ctypes.CDLL(str(path))
+    c = ctypes
+    lib.specc_mover_create.argtypes = [c.c_int, c.c_int64, c.POINTER(c.c_void_p)]
+    lib.specc_mover_destroy.argtypes = [c.c_void_p]
+    lib.specc_mover_destroy.restype = None
+    lib.specc_mover_set_buffers.argtypes = [c.c_void_p, c.POINTER(_KVBuffer), c.c_int64]
+    lib.specc_move_accept_tokens.argtypes = [c.c_void_p, c.POINTER(_MoveArgs), c.c_void_p, c.c_int]
+    lib.specc_mover_read_status.argtypes = [c.c_void_p, c.c_void_p, c.POINTER(c.c_int64)]
+    lib.specc_status_message.argtypes = [c.POINTER(c.c_int64), c.c_char_p, c.c_int64]
+    lib.specc_status_message.restype = c.c_char_p
+    lib.specc_last_error.restype = c.c_char_p
+    lib.specc_mover_backend.argtypes = [c.c_void_p]
+    lib.specc_mover_backend.restype = c.c_char_p
+    lib.specc_mover_poll.argtypes = [c.c_void_p, c.POINTER(c.c_int64)]
+    lib.specc_mover_last_report.argtypes = [c.c_void_p, c.POINTER(c.c_int64)]
+    lib.specc_mover_set_trap.argtypes = [c.c_void_p, c.c_int]
+    lib.specc_mover_reserve.argtypes = [c.c_void_p, c.c_int64]
+    lib.specc_testing_fail_allocations.argtypes = [c.c_int]
+    lib.specc_testing_fail_allocations.restype = None
+    return lib
+
+
 def library() -> ctypes.CDLL:
-    """Loads the runtime library once and declares its functions."""
+    """Loads the runtime library once (the first of _candidates() that
+    exists)."""
     global _lib
     with _lib_lock:
         if _lib is not None:
@@ -123,36 +151,17 @@ def library() -> ctypes.CDLL:
         for path in _candidates():
             tried.append(str(path))
             if path.is_file():
-                lib = ctypes.CDLL(str(path))
-                break
-        else:
-            raise SpeccError(
-                "cannot find libspecc_runtime.so (tried: " + ", ".join(tried) +
-                "); build the project or set SPECC_RUNTIME_LIB")
-        c = ctypes
-        lib.specc_mover_create.argtypes = [c.c_int, c.c_int64, c.POINTER(c.c_void_p)]
-        lib.specc_mover_destroy.argtypes = [c.c_void_p]
-        lib.specc_mover_destroy.restype = None
-        lib.specc_mover_set_buffers.argtypes = [c.c_void_p, c.POINTER(_KVBuffer), c.c_int64]
-        lib.specc_move_accept_tokens.argtypes = [c.c_void_p, c.POINTER(_MoveArgs), c.c_void_p, c.c_int]
-        lib.specc_mover_read_status.argtypes = [c.c_void_p, c.c_void_p, c.POINTER(c.c_int64)]
-        lib.specc_status_message.argtypes = [c.POINTER(c.c_int64), c.c_char_p, c.c_int64]
-        lib.specc_status_message.restype = c.c_char_p
-        lib.specc_last_error.restype = c.c_char_p
-        lib.specc_mover_backend.argtypes = [c.c_void_p]
-        lib.specc_mover_backend.restype = c.c_char_p
-        lib.specc_mover_poll.argtypes = [c.c_void_p, c.POINTER(c.c_int64)]
-        lib.specc_mover_last_report.argtypes = [c.c_void_p, c.POINTER(c.c_int64)]
-        lib.specc_mover_set_trap.argtypes = [c.c_void_p, c.c_int]
-        lib.specc_mover_reserve.argtypes = [c.c_void_p, c.c_int64]
-        lib.specc_testing_fail_allocations.argtypes = [c.c_int]
-        lib.specc_testing_fail_allocations.restype = None
-        _lib = lib
-        return lib
+                _lib = load(str(path))
+                return _lib
+        raise SpeccError(
+            "cannot find libspecc_runtime.so (tried: " + ", ".join(tried) +
+            "); build the project or set SPECC_RUNTIME_LIB")
 
 
-def _raise(rc: int, mover: Optional["Mover"] = None, stream: int = 0) -> None:
-    lib = library()
+def _raise(rc: int, mover: Optional["Mover"] = None, stream: int = 0,
+           lib: Optional[ctypes.CDLL] = None) -> None:
+    if lib is None:
+        lib = mover._lib if mover is not None else library()
     message = lib.specc_last_error().decode()
     if rc == ERROR_EARLIER_INPUT and mover is not None:
         raise mover.earlier_error(message)
@@ -179,13 +188,15 @@ def tensor(data: int, dtype: int, shape: Sequence[int]) -> _Tensor:
 
 
 class Mover:
-    """Owns the kernels and the scratch of the KV move on one device."""
+    """Owns the kernels and the scratch of the KV move on one device, in the
+    runtime library `lib` (default: library())."""
 
-    def __init__(self, device: int, max_entries: int = 4096):
+    def __init__(self, device: int, max_entries: int = 4096, lib: Optional[ctypes.CDLL] = None):
+        self._lib = lib = lib if lib is not None else library()
         handle = ctypes.c_void_p()
-        rc = library().specc_mover_create(device, max_entries, ctypes.byref(handle))
+        rc = lib.specc_mover_create(device, max_entries, ctypes.byref(handle))
         if rc != SUCCESS:
-            _raise(rc)
+            _raise(rc, lib=lib)
         self._handle = handle
         self.device = device
         self.capacity = max_entries
@@ -193,14 +204,14 @@ class Mover:
 
     def __del__(self):
         handle = getattr(self, "_handle", None)
-        if handle and _lib is not None:
-            _lib.specc_mover_destroy(handle)
+        if handle:
+            self._lib.specc_mover_destroy(handle)
             self._handle = None
 
     @property
     def backend(self) -> str:
         """'cubin sm_90', 'cubin sm_80', 'ptx' or 'cpu'."""
-        return library().specc_mover_backend(self._handle).decode()
+        return self._lib.specc_mover_backend(self._handle).decode()
 
     def set_buffers(self, buffers: Sequence[Tuple[int, int, int]]) -> None:
         """Registers (address, row bytes, slots) of each KV buffer."""
@@ -210,13 +221,13 @@ class Mover:
         arr = (_KVBuffer * max(len(key), 1))()
         for i, (addr, row_bytes, slots) in enumerate(key):
             arr[i].data, arr[i].row_bytes, arr[i].slots = addr, row_bytes, slots
-        rc = library().specc_mover_set_buffers(self._handle, arr, len(key))
+        rc = self._lib.specc_mover_set_buffers(self._handle, arr, len(key))
         if rc != SUCCESS:
-            _raise(rc)
+            _raise(rc, lib=self._lib)
         self._buffers = key
 
     def move(self, args: _MoveArgs, stream: int = 0, sync: bool = False) -> None:
-        rc = library().specc_move_accept_tokens(self._handle, ctypes.byref(args),
+        rc = self._lib.specc_move_accept_tokens(self._handle, ctypes.byref(args),
                                                 stream, int(sync))
         if rc in (SUCCESS, ERROR_INPUT, ERROR_EARLIER_INPUT):
             # The call ran; the runtime grew its scratch to the batch.
@@ -228,35 +239,35 @@ class Mover:
     def earlier_error(self, message: str) -> InputError:
         """The InputError of the report the runtime just took."""
         out = (ctypes.c_int64 * REPORT_FIELDS)()
-        library().specc_mover_last_report(self._handle, out)
+        self._lib.specc_mover_last_report(self._handle, out)
         return InputError(message, tuple(out[1:5]), earlier=True, calls=out[0],
                           skipped=out[5])
 
     def poll(self) -> None:
         """Raises InputError (earlier=True) if calls that finished since the
         last report broke the contract; never waits."""
-        rc = library().specc_mover_poll(self._handle, None)
+        rc = self._lib.specc_mover_poll(self._handle, None)
         if rc != SUCCESS:
             _raise(rc, self)
 
     def reserve(self, max_entries: int) -> None:
         """Grows the scratch to hold ``max_entries`` (outside capture); the
         mover, and every graph captured on it, stays."""
-        rc = library().specc_mover_reserve(self._handle, int(max_entries))
+        rc = self._lib.specc_mover_reserve(self._handle, int(max_entries))
         if rc != SUCCESS:
-            _raise(rc)
+            _raise(rc, lib=self._lib)
         self.capacity = max(self.capacity, int(max_entries))
 
     def set_trap(self, on: bool) -> None:
-        library().specc_mover_set_trap(self._handle, int(bool(on)))
+        self._lib.specc_mover_set_trap(self._handle, int(bool(on)))
 
     def read_status(self, stream: int = 0) -> Tuple[int, ...]:
         """The status record of the last call: code, entry, value, bound,
         skipped requests, moved entries, path, reserved (waits for `stream`)."""
         out = (ctypes.c_int64 * STATUS_FIELDS)()
-        rc = library().specc_mover_read_status(self._handle, stream, out)
+        rc = self._lib.specc_mover_read_status(self._handle, stream, out)
         if rc != SUCCESS:
-            _raise(rc)
+            _raise(rc, lib=self._lib)
         return tuple(out)
 
 

@@ -322,6 +322,29 @@ def prepare(device: Any, max_entries: int, kv_buffers: Sequence[Any] = ()) -> No
     m.set_buffers([_kv_buffer(b, i) for i, b in enumerate(kv_buffers)])
 
 
+def _call_args(req_pool_indices: Any, req_to_token: Any, seq_lens: Any,
+               num_correct_drafts: Any, accept_index: Any, out_cache_loc: Any,
+               targets: str) -> Tuple[rt._MoveArgs, int]:
+    """The C ABI's arguments of one call (ctypes binding), and the device
+    its tensors are on: every index tensor checked for rank, dtype,
+    contiguity and device. With window targets the request-table arguments
+    are not read."""
+    named = dict(zip(rt.ARG_NAMES, (req_pool_indices, req_to_token, seq_lens,
+                                   num_correct_drafts, accept_index, out_cache_loc)))
+    if targets == "window":
+        named = {k: v for k, v in named.items() if k in rt.ARG_NAMES[3:]}
+    device = _device_of(num_correct_drafts)
+    for name, t in named.items():
+        if _device_of(t) != device:
+            raise ValueError(f"{name} is on another device than num_correct_drafts")
+    args = rt._MoveArgs()
+    args.targets = rt.TARGETS[targets]
+    for name, t in named.items():
+        rank = 2 if name in ("req_to_token", "accept_index") else 1
+        setattr(args, name, _index_tensor(t, name, rank))
+    return args, device
+
+
 def move_accept_tokens_to_target_kvcache(
     req_pool_indices: Any,
     req_to_token: Any,
@@ -369,20 +392,8 @@ def move_accept_tokens_to_target_kvcache(
         return
     if isinstance(kv_buffers, Pool):
         kv_buffers = kv_buffers.buffers
-    window = targets == "window"
-    named = dict(zip(rt.ARG_NAMES, (req_pool_indices, req_to_token, seq_lens,
-                                   num_correct_drafts, accept_index, out_cache_loc)))
-    if window:
-        named = {k: v for k, v in named.items() if k in rt.ARG_NAMES[3:]}
-    device = _device_of(num_correct_drafts)
-    for name, t in named.items():
-        if _device_of(t) != device:
-            raise ValueError(f"{name} is on another device than num_correct_drafts")
-    args = rt._MoveArgs()
-    args.targets = rt.TARGETS[targets]
-    for name, t in named.items():
-        rank = 2 if name in ("req_to_token", "accept_index") else 1
-        setattr(args, name, _index_tensor(t, name, rank))
+    args, device = _call_args(req_pool_indices, req_to_token, seq_lens, num_correct_drafts,
+                              accept_index, out_cache_loc, targets)
     buffers = _kv_buffers(kv_buffers, device)
     entries = int(accept_index.shape[0]) * int(accept_index.shape[1])
     stream = _current_stream(device)

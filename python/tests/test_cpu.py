@@ -163,6 +163,41 @@ def test_failed_allocation_leaves_the_mover_usable(vectors):
     assert np.array_equal(pool[0], want)
 
 
+def test_two_runtime_copies_side_by_side(vectors, tmp_path):
+    """Two copies of the runtime library loaded at once (what the paired A/B
+    benchmark does with two kernel images): each moves exactly through its
+    own mover, and each keeps its own globals (an allocation failure
+    injected into one copy leaves the other's allocations alone)."""
+    import shutil
+
+    from specc import _runtime as rt
+    from specc.api import _call_args, _kv_buffer
+
+    libs = []
+    for name in ("a", "b"):
+        path = tmp_path / f"libspecc_runtime_{name}.so"
+        shutil.copy(rt.library()._name, path)
+        libs.append(rt.load(str(path)))
+    case = next(c for c in vectors if c["name"] == "tree_bs2_w4_d8")
+    for lib in libs:
+        args, bufs, after = _case_arrays(case)
+        call, device = _call_args(**args, targets="req_to_token")
+        m = rt.Mover(device, lib=lib)
+        m.set_buffers([_kv_buffer(b, i) for i, b in enumerate(bufs)])
+        m.move(call, sync=True)
+        assert m.read_status()[0] == 0
+        for got, want in zip(bufs, after):
+            assert np.array_equal(got, want)
+    libs[0].specc_testing_fail_allocations(1)
+    try:
+        with pytest.raises(specc.OutOfMemoryError, match="injected"):
+            rt.Mover(rt.DEVICE_CPU, 1 << 16, lib=libs[0])
+        rt.Mover(rt.DEVICE_CPU, 1 << 16, lib=libs[1])
+    finally:
+        libs[0].specc_testing_fail_allocations(0)
+    rt.Mover(rt.DEVICE_CPU, 1 << 16, lib=libs[0])
+
+
 @pytest.mark.parametrize("mutate, message", [
     (lambda a: a.update(req_to_token=a["req_to_token"].astype(np.int16)), "req_to_token must be int32 or int64"),
     (lambda a: a.update(seq_lens=a["seq_lens"][:-1]), "seq_lens has"),
