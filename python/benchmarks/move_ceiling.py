@@ -245,10 +245,24 @@ def main() -> int:
                 restore()
                 return ok
 
-            def row(kernel, us):
+            def row(label, us):
                 gbs = mb * 1e6 / (us * 1e-6) / 1e9 if us > 0 else float("nan")
-                print(f"| {name} | {bs} | {moving} | {mb:.1f} | {floor_us:.1f} | {kernel} | "
+                print(f"| {name} | {bs} | {moving} | {mb:.1f} | {floor_us:.1f} | {label} | "
                       f"{us:.1f} | {gbs:.0f} | {us / floor_us:.2f} |", flush=True)
+
+            def kernel(label, fn, grid, block, argv, smem=0):
+                """One hand kernel: checked exact on the buffers as they
+                were, then timed (the buffers put back after)."""
+                argv = tuple(cp.asarray(a) if isinstance(a, torch.Tensor) else a for a in argv)
+
+                def launch():
+                    fn((grid,), (block,), argv, stream=stream, shared_mem=smem)
+
+                if exact(launch):
+                    row(label, timed(launch) - base_us)
+                    restore()
+                else:
+                    row(label + " WRONG", 0)
 
             for u in (1, 4, 8):
                 fn = kernels[u].get_function("copy_rows")
@@ -257,17 +271,7 @@ def main() -> int:
                     grid = min(sms * per_sm, max(1, -(-items // (block * u))))
                     argv = (tgt, src, cp.int32(moving), bases, cp.int32(rb // 16),
                             cp.int64(rb), cp.int64(items))
-                    argv = tuple(cp.asarray(a) if isinstance(a, torch.Tensor) else a for a in argv)
-
-                    def launch(fn=fn, grid=grid, argv=argv):
-                        fn((grid,), (block,), argv, stream=stream)
-
-                    label = f"hand u{u}, {per_sm * block // 32} warps/SM"
-                    if exact(launch):
-                        row(label, timed(launch) - base_us)
-                        restore()
-                    else:
-                        row(label + " WRONG", 0)
+                    kernel(f"hand u{u}, {per_sm * block // 32} warps/SM", fn, grid, block, argv)
             for k_, mod in bulk.items():
                 fn = mod.get_function("bulk_rows")
                 for per_sm, block in ((2, 256), (1, 256), (4, 128)):
@@ -278,17 +282,8 @@ def main() -> int:
                     grid = min(sms * per_sm, max(1, -(-moving * len(bufs) // (block // 32))))
                     argv = (tgt, src, cp.int32(moving), bases, cp.int64(rb),
                             cp.int64(moving * len(bufs)))
-                    argv = tuple(cp.asarray(a) if isinstance(a, torch.Tensor) else a for a in argv)
-
-                    def launch(fn=fn, grid=grid, argv=argv, block=block, smem=smem):
-                        fn((grid,), (block,), argv, stream=stream, shared_mem=smem)
-
-                    label = f"bulk K{k_}, {per_sm * block // 32} warps/SM ({per_sm} x {block})"
-                    if exact(launch):
-                        row(label, timed(launch) - base_us)
-                        restore()
-                    else:
-                        row(label + " WRONG", 0)
+                    kernel(f"bulk K{k_}, {per_sm * block // 32} warps/SM ({per_sm} x {block})",
+                           fn, grid, block, argv, smem)
             if specc is not None:
                 # The call as bench_move.py makes it (its argument order).
                 call = SpeccPath(specc, bufs, "window").bind(inp)
