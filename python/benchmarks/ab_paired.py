@@ -60,14 +60,19 @@ def parse_lib(text: str) -> tuple:
     return name, path
 
 
-def paired(calls_us: List[float], names: List[str], rounds: int) -> Dict[str, List[float]]:
-    """Per-call times of the interleaved run, by runtime, indexed by round
-    (call i of round r ran runtime names[(r + i) % K])."""
+def schedule(names: List[str], rounds: int) -> List[tuple]:
+    """The order of the interleaved calls: (round, runtime) pairs, every
+    runtime once a round, round r starting with runtime r mod K."""
     k = len(names)
+    return [(r, names[(r + i) % k]) for r in range(rounds) for i in range(k)]
+
+
+def paired(calls_us: List[float], names: List[str], rounds: int) -> Dict[str, List[float]]:
+    """Per-call times of a run in schedule() order, by runtime, indexed by
+    round."""
     by: Dict[str, List[float]] = {n: [0.0] * rounds for n in names}
-    for r in range(rounds):
-        for i in range(k):
-            by[names[(r + i) % k]][r] = calls_us[r * k + i]
+    for (r, n), t in zip(schedule(names, rounds), calls_us, strict=True):
+        by[n][r] = t
     return by
 
 
@@ -137,9 +142,7 @@ def main() -> int:
                     exact[n] = ok
                 row: Dict[str, Any] = {"config": config, "exact": exact}
                 if all(exact.values()):
-                    k = len(names)
-                    fns = [calls[names[(r + i) % k]][r % len(sets)]
-                           for r in range(args.rounds) for i in range(k)]
+                    fns = [calls[n][r % len(sets)] for r, n in schedule(names, args.rounds)]
                     d = meter.device(fns, len(fns))
                     by = paired(d["calls_us"], names, args.rounds)
                     row["median_us"] = {n: statistics.median(by[n]) for n in names}

@@ -17,16 +17,18 @@ import ab_paired  # noqa: E402
 def test_calls_map_back_to_their_runtime_and_round():
     names = ["base", "a", "b"]
     rounds = 5
-    # The order ab_paired times: round r calls names[(r + i) % 3], i = 0..2.
-    order = [(r, names[(r + i) % 3]) for r in range(rounds) for i in range(3)]
-    # A time that names its call: 100 * runtime index + round.
+    order = ab_paired.schedule(names, rounds)
+    # Every runtime once a round, the first one rotating.
+    assert all(sorted(n for r, n in order if r == k) == sorted(names) for k in range(rounds))
+    assert [order[3 * r][1] for r in range(rounds)] == ["base", "a", "b", "base", "a"]
+    # A time that names its call (100 x runtime index + round) comes back to
+    # its runtime and round.
     calls_us = [100.0 * names.index(n) + r for r, n in order]
     by = ab_paired.paired(calls_us, names, rounds)
     for k, n in enumerate(names):
         assert by[n] == [100.0 * k + r for r in range(rounds)]
-    # Each runtime went first, second and third in turn.
-    firsts = [order[3 * r][1] for r in range(rounds)]
-    assert firsts == ["base", "a", "b", "base", "a"]
+    with pytest.raises(ValueError):
+        ab_paired.paired(calls_us[:-1], names, rounds)
 
 
 def test_lib_argument(tmp_path):
