@@ -893,6 +893,25 @@ def _violate(args, kind, i, slots):
     return a, 7
 
 
+def _expect_skipped(args, bufs, bad, code, targets="req_to_token"):
+    """One call (check=False) on a batch whose request `bad` is bad: the
+    status reports `code` for it, one request skipped and the other
+    requests' moving entries moved; every buffer is exactly the reference
+    with that request left out; check() then raises."""
+    want, tgt, src = reference(args, bufs, skip={bad}, targets=targets)
+    call = dict(args)
+    if targets == "window":
+        call.update(req_pool_indices=None, req_to_token=None, seq_lens=None)
+    specc.move_accept_tokens_to_target_kvcache(**call, kv_buffers=bufs, targets=targets)
+    torch.cuda.synchronize()
+    st = specc.last_status()
+    assert st[0] == code and st[4] == 1 and st[5] == int((tgt != src).sum()), st
+    for i, (got, exp) in enumerate(zip(bufs, want)):
+        assert torch.equal(got, exp), f"buffer {i} differs"
+    with pytest.raises(specc.InputError):
+        specc.check()
+
+
 @pytest.mark.parametrize("w", [1, 3, 5, 32, 33])
 @pytest.mark.parametrize("kind", ["pool", "drafts", "seq", "index", "count", "slot"])
 def test_small_batch_violations(w, kind):
@@ -903,15 +922,7 @@ def test_small_batch_violations(w, kind):
     bs = 6
     args, bufs = make_case(bs, w, tree=True, seed=w * 7 + len(kind))
     bad, code = _violate(args, kind, 2, bufs[0].shape[0])
-    want, _, _ = reference(bad, bufs, skip={2})
-    specc.move_accept_tokens_to_target_kvcache(**bad, kv_buffers=bufs)
-    torch.cuda.synchronize()
-    st = specc.last_status()
-    assert st[0] == code and st[4] == 1, st
-    for got, exp in zip(bufs, want):
-        assert torch.equal(got, exp)
-    with pytest.raises(specc.InputError):
-        specc.check()
+    _expect_skipped(bad, bufs, 2, code)
 
 
 _ROWS_ONLY = {"pool", "seq", "pool_negative", "seq_max"}
@@ -934,18 +945,7 @@ def test_large_batch_bad_first_requests(kind, targets):
     bs, w, bad = 600, 4, 2
     args, bufs = make_case(bs, w, tree=True, seed=len(kind) * 5 + len(targets))
     args, code = _violate(args, kind, bad, bufs[0].shape[0])
-    want, tgt, src = reference(args, bufs, skip={bad}, targets=targets)
-    call = dict(args)
-    if targets == "window":
-        call.update(req_pool_indices=None, req_to_token=None, seq_lens=None)
-    specc.move_accept_tokens_to_target_kvcache(**call, kv_buffers=bufs, targets=targets)
-    torch.cuda.synchronize()
-    st = specc.last_status()
-    assert st[0] == code and st[4] == 1 and st[5] == int((tgt != src).sum()), st
-    for i, (got, exp) in enumerate(zip(bufs, want)):
-        assert torch.equal(got, exp), f"buffer {i} differs"
-    with pytest.raises(specc.InputError):
-        specc.check()
+    _expect_skipped(args, bufs, bad, code, targets)
 
 
 @pytest.mark.parametrize("bs,w,draft", [(1, 1, None), (7, 3, None), (64, 4, None), (65, 4, None),
