@@ -14,7 +14,10 @@
 #        runtime before its benchmark, so that a variant is timed only
 #        after it was shown exact (default: none); SPECC_AB_TESTED: the
 #        variants (folder names) those tests run on (default: all; the
-#        baseline's image is usually tested already); SPECC_AB_ARGS: more
+#        baseline's image is usually tested already); SPECC_AB_SANITIZE:
+#        compute-sanitizer tools (e.g. "memcheck racecheck") to run over
+#        python/tests/sanitize_cases.py on the same variants, after their
+#        tests; SPECC_AB_ARGS: more
 #        arguments for bench_move.py (e.g. "--flush-kind clean");
 #        SPECC_AB_PAIRED=1: instead of one bench_move.py run per variant,
 #        one python/benchmarks/ab_paired.py run that loads every variant's
@@ -48,6 +51,16 @@ for name in "${names[@]}"; do
        SPECC_RUNTIME_LIB=/tmp/image-rt-ab-$name/lib/libspecc_runtime.so PYTHONPATH=$root/python \
        python3 -m pytest -q -p no:cacheprovider "${files[@]}" > "$OUT/ab-tests-$name.log" 2>&1)
     echo "variant $name: tests rc=$? ($(tail -1 "$OUT/ab-tests-$name.log"))"
+  fi
+  if [ -n "${SPECC_AB_SANITIZE:-}" ] &&
+     { [ -z "${SPECC_AB_TESTED:-}" ] || [[ " $SPECC_AB_TESTED " == *" $name "* ]]; }; then
+    for tool in $SPECC_AB_SANITIZE; do
+      (cd "$root/python" && SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_EXPECT_NATIVE=0 \
+         SPECC_RUNTIME_LIB=/tmp/image-rt-ab-$name/lib/libspecc_runtime.so PYTHONPATH=$root/python \
+         compute-sanitizer --tool "$tool" --error-exitcode 9 python3 tests/sanitize_cases.py \
+         > "$OUT/ab-sanitize-$tool-$name.log" 2>&1)
+      echo "variant $name: compute-sanitizer $tool rc=$? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|sanitized run ok' "$OUT/ab-sanitize-$tool-$name.log" | tr '\n' ' '))"
+    done
   fi
   [ -n "${SPECC_AB_PAIRED:-}" ] && continue
   SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_RUNTIME_LIB=/tmp/image-rt-ab-$name/lib/libspecc_runtime.so \
