@@ -123,5 +123,10 @@ if ! skip bench && [ -f benchmarks/bench_move.py ]; then
     "${cache[@]}" ${SPECC_BENCH_ARGS:-} > "$OUT/bench.txt" 2>&1
   say "benchmark: rc=$?"
   cat "$OUT/bench.txt" >> "$summary"
+  # The Triton cache, with whatever this run compiled, comes back in one
+  # file: unpacked into .bench/ where the run was started, the next run
+  # carries it and waits for no compile it already made.
+  [ -d "$tcache" ] && tar czf "$OUT/triton-cache.tgz" -C "$root/.bench" triton-cache &&
+    say "triton cache: $OUT/triton-cache.tgz ($(du -h "$OUT/triton-cache.tgz" | cut -f1)); unpack with tar xzf triton-cache.tgz -C .bench"
 fi
 echo "==== summary"; cat "$summary"
