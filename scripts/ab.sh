@@ -42,36 +42,41 @@ for v in "${variants[@]}"; do
    echo "variant $name: runtime build FAILED (see /tmp/image-rt-ab-$name.log)") &
 done
 wait
+# A variant's runtime library; whether the tests and sanitizers run on a
+# variant (SPECC_AB_TESTED); a command run from python/ on a variant's
+# runtime through the ctypes binding.
+rtlib() { echo "/tmp/image-rt-ab-$1/lib/libspecc_runtime.so"; }
+tested() { [ -z "${SPECC_AB_TESTED:-}" ] || [[ " $SPECC_AB_TESTED " == *" $1 "* ]]; }
+on_runtime() {
+  local name=$1; shift
+  (cd "$root/python" && SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_EXPECT_NATIVE=0 \
+     SPECC_RUNTIME_LIB=$(rtlib "$name") PYTHONPATH=$root/python "$@")
+}
 for name in "${names[@]}"; do
-  if [ -n "${SPECC_AB_TESTS:-}" ] &&
-     { [ -z "${SPECC_AB_TESTED:-}" ] || [[ " $SPECC_AB_TESTED " == *" $name "* ]]; }; then
+  if [ -n "${SPECC_AB_TESTS:-}" ] && tested "$name"; then
     files=()
     for f in $SPECC_AB_TESTS; do files+=("$root/python/tests/$f"); done
-    (cd "$root/python" && SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_EXPECT_NATIVE=0 \
-       SPECC_RUNTIME_LIB=/tmp/image-rt-ab-$name/lib/libspecc_runtime.so PYTHONPATH=$root/python \
-       python3 -m pytest -q -p no:cacheprovider "${files[@]}" > "$OUT/ab-tests-$name.log" 2>&1)
+    on_runtime "$name" python3 -m pytest -q -p no:cacheprovider "${files[@]}" \
+      > "$OUT/ab-tests-$name.log" 2>&1
     echo "variant $name: tests rc=$? ($(tail -1 "$OUT/ab-tests-$name.log"))"
   fi
-  if [ -n "${SPECC_AB_SANITIZE:-}" ] &&
-     { [ -z "${SPECC_AB_TESTED:-}" ] || [[ " $SPECC_AB_TESTED " == *" $name "* ]]; }; then
+  if [ -n "${SPECC_AB_SANITIZE:-}" ] && tested "$name"; then
     for tool in $SPECC_AB_SANITIZE; do
-      (cd "$root/python" && SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_EXPECT_NATIVE=0 \
-         SPECC_RUNTIME_LIB=/tmp/image-rt-ab-$name/lib/libspecc_runtime.so PYTHONPATH=$root/python \
-         compute-sanitizer --tool "$tool" --error-exitcode 9 python3 tests/sanitize_cases.py \
-         > "$OUT/ab-sanitize-$tool-$name.log" 2>&1)
-      echo "variant $name: compute-sanitizer $tool rc=$? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|sanitized run ok' "$OUT/ab-sanitize-$tool-$name.log" | tr '\n' ' '))"
+      log=$OUT/ab-sanitize-$tool-$name.log
+      on_runtime "$name" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        python3 tests/sanitize_cases.py > "$log" 2>&1
+      echo "variant $name: compute-sanitizer $tool rc=$? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|sanitized run ok' "$log" | tr '\n' ' '))"
     done
   fi
   [ -n "${SPECC_AB_PAIRED:-}" ] && continue
-  SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_RUNTIME_LIB=/tmp/image-rt-ab-$name/lib/libspecc_runtime.so \
-    PYTHONPATH=$root/python python3 "$root/python/benchmarks/bench_move.py" \
+  on_runtime "$name" python3 "$root/python/benchmarks/bench_move.py" \
     --sglang-src /nonexistent --layouts ${SPECC_AB_LAYOUT:-llama8b} --bs ${SPECC_AB_BS:-1 8 32 128 512} \
     --reps 50 --host-reps 200 ${SPECC_AB_ARGS:-} --out "$OUT/ab-$name.json" > "$OUT/ab-$name.txt" 2>&1
   echo "variant $name: rc=$? ($(tail -1 "$OUT/ab-$name.txt"))"
 done
 if [ -n "${SPECC_AB_PAIRED:-}" ]; then
   libs=()
-  for name in "${names[@]}"; do libs+=(--lib "$name=/tmp/image-rt-ab-$name/lib/libspecc_runtime.so"); done
+  for name in "${names[@]}"; do libs+=(--lib "$name=$(rtlib "$name")"); done
   PYTHONPATH=$root/python python3 "$root/python/benchmarks/ab_paired.py" "${libs[@]}" \
     --layouts ${SPECC_AB_LAYOUT:-llama8b} --bs ${SPECC_AB_BS:-1 8 32 128 512} \
     ${SPECC_AB_PAIRED_ARGS:-} --out "$OUT/ab-paired.json" > "$OUT/ab-paired.md" 2>&1
