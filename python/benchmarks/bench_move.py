@@ -1306,15 +1306,80 @@ def new_row(ctx: Ctx, layout: Layout, tree: bool, bs: int, sets: List[InputSet])
 OUTSIDE_TORCH_NOTE_BYTES = 2 << 30
 
 
-def note_memory(r: Dict[str, Any], notes: List[str]) -> None:
+class StackLimit:
+    """The CUDA context's per-thread stack limit (CU_LIMIT_STACK_SIZE), read
+    and reset through the driver API. A kernel whose stack is larger than the
+    limit raises it when launched, and the driver then holds local memory for
+    that stack in every thread the GPU can run at once (about 24 GiB for 96 KB
+    a thread on an H100) until the limit is set again. sglang's Triton copy
+    kernel, specialized for 2048 locations (bs 512, W = 4), spills to a stack
+    of about 113 KiB: the reservation it leaves would count against every
+    later configuration (it made Qwen-32B's bs 2048 run out of an H100's 80
+    GB). specc's kernels use no stack."""
+
+    CU_LIMIT_STACK_SIZE = 0
+
+    def __init__(self, lib: Any = None) -> None:
+        """`lib`: the driver library (default: libcuda, loaded here)."""
+        import ctypes
+        self.ctypes = ctypes
+        self.error = ""
+        self.lib, self.base = lib, 0
+        if lib is None:
+            try:
+                self.lib = ctypes.CDLL("libcuda.so.1")
+            except OSError as e:
+                self.error = f"libcuda not loaded: {e}"
+                return
+        self.base = self.get()  # the limit before any kernel of ours ran
+
+    def get(self) -> int:
+        v = self.ctypes.c_size_t()
+        rc = self.lib.cuCtxGetLimit(self.ctypes.byref(v), self.CU_LIMIT_STACK_SIZE)
+        if rc != 0:
+            self.error = f"cuCtxGetLimit failed ({rc})"
+            return 0
+        return v.value
+
+    def reset(self) -> int:
+        """Sets the limit back to its first value when a kernel raised it;
+        returns the limit it found (0 when it could not be read)."""
+        if self.lib is None:
+            return 0
+        found = self.get()
+        if found > self.base:
+            rc = self.lib.cuCtxSetLimit(self.CU_LIMIT_STACK_SIZE, self.ctypes.c_size_t(self.base))
+            if rc != 0:
+                self.error = f"cuCtxSetLimit failed ({rc})"
+        return found
+
+
+def note_memory(r: Dict[str, Any], notes: List[str], stack: Optional[StackLimit] = None) -> None:
     """Records, after a configuration and the cache's release, the device
     memory in use (driver view, every process), PyTorch's reservations in
-    this process and the difference; notes the difference when it grew."""
+    this process and the difference; notes the difference when it grew.
+    With `stack`: first gives back the local memory that kernels with a
+    stack larger than the context's limit made the driver reserve, and notes
+    how much that was and the stack that asked for it."""
+    free, total = torch.cuda.mem_get_info()
+    held = total - free
+    stack_found = stack.reset() if stack is not None else 0
     free, total = torch.cuda.mem_get_info()
     used, reserved = total - free, torch.cuda.memory_reserved()
     outside = used - reserved
     r["memory"] = {"device_used_gib": used / 2**30, "torch_reserved_gib": reserved / 2**30,
                    "outside_torch_gib": outside / 2**30}
+    if stack is not None and stack_found > stack.base:
+        released = held - used
+        r["memory"].update(stack_limit_bytes=stack_found, stack_released_gib=released / 2**30)
+        if released >= OUTSIDE_TORCH_NOTE_BYTES:
+            notes.append(f"{r['config']}: a kernel of it raised the stack to {stack_found} bytes a "
+                         f"thread, and the driver held {released / 2**30:.1f} GiB of local memory "
+                         f"for it (specc's kernels use no stack); given back (stack limit reset to "
+                         f"{stack.base} bytes) before the next configuration")
+    if stack is not None and stack.error and not getattr(note_memory, "stack_error", False):
+        note_memory.stack_error = True
+        notes.append(f"stack limit not reset: {stack.error}")
     last = getattr(note_memory, "noted", 0)
     if outside - last >= OUTSIDE_TORCH_NOTE_BYTES:
         note_memory.noted = outside
@@ -1724,6 +1789,8 @@ def _run_gpu(args: argparse.Namespace, workdir: pathlib.Path, cache_dir: str, ca
     }
     ctx = Ctx(args, specc, sgl_kernels, consts, meter, floor, pool, needs, t_start, deadline,
               compile_log=data["first_calls"], notes=notes)
+    stack = StackLimit()  # the context is current: torch and specc have used it
+    header["stack_limit_bytes"] = stack.base
     for line in report.header_lines(data):
         out(line)
     out(f"sglang kernels: {'from ' + str(args.sglang_src) if sgl_kernels else 'none'}; copy tile: "
@@ -1793,7 +1860,7 @@ def _run_gpu(args: argparse.Namespace, workdir: pathlib.Path, cache_dir: str, ca
                              "check": f"error: {type(e).__name__}"}
                         r["targets"] = report.evaluate_targets(r, floor)
                     torch.cuda.empty_cache()  # the pool just freed can be 40+ GB
-                    note_memory(r, notes)
+                    note_memory(r, notes, stack)
                     results.append(r)
                     out(report.format_line(report.MEAS_COLS, report.measurement_cells(r, nominal)))
                     write_outputs(data, args, png=False)
@@ -1815,6 +1882,7 @@ def _run_gpu(args: argparse.Namespace, workdir: pathlib.Path, cache_dir: str, ca
                     r["flags"].append("sgl-error")
                     set_check(r)
                     torch.cuda.empty_cache()
+                stack.reset()
                 data["compile"] = pool.summary() if pool else {}
                 write_outputs(data, args)
         out()
