@@ -1343,11 +1343,13 @@ class StackLimit:
 
     def reset(self) -> int:
         """Sets the limit back to its first value when a kernel raised it;
-        returns the limit it found (0 when it could not be read)."""
+        returns the limit it found (0 when it could not be read). Without a
+        first value (its read failed) nothing is set: a limit of 0 would
+        not be the context's own."""
         if self.lib is None:
             return 0
         found = self.get()
-        if found > self.base:
+        if found > self.base > 0:
             rc = self.lib.cuCtxSetLimit(self.CU_LIMIT_STACK_SIZE, self.ctypes.c_size_t(self.base))
             if rc != 0:
                 self.error = f"cuCtxSetLimit failed ({rc})"
@@ -1369,7 +1371,7 @@ def note_memory(r: Dict[str, Any], notes: List[str], stack: Optional[StackLimit]
     outside = used - reserved
     r["memory"] = {"device_used_gib": used / 2**30, "torch_reserved_gib": reserved / 2**30,
                    "outside_torch_gib": outside / 2**30}
-    if stack is not None and stack_found > stack.base:
+    if stack is not None and stack_found > stack.base > 0:
         released = held - used
         r["memory"].update(stack_limit_bytes=stack_found, stack_released_gib=released / 2**30)
         if released >= OUTSIDE_TORCH_NOTE_BYTES:

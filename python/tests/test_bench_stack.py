@@ -47,5 +47,8 @@ def test_reports_driver_failures():
     drv.limit = 4096
     assert stack.reset() == 4096
     assert "cuCtxSetLimit failed (1)" in stack.error
-    broken = bench_move.StackLimit(FakeDriver(1024, get_rc=201))
+    drv = FakeDriver(1024, get_rc=201)
+    broken = bench_move.StackLimit(drv)
     assert broken.base == 0 and "cuCtxGetLimit failed (201)" in broken.error
+    drv.get_rc, drv.limit = 0, 4096  # readable later: still never set to 0
+    assert broken.reset() == 4096 and drv.sets == []
