@@ -234,11 +234,15 @@ static inline int64_t kvcacheFusedWorkspaceBytes(int64_t n) {
 ///   bits 54-55  readers: 0 none, 1 all of them from the request field,
 ///               2 or 3 several requests
 ///   bits 56-63  the launch's tag, 1 + (epoch mod 254): a word with any
-///               other tag, or without writer and readers, is free. The
-///               table is never cleared: words of other launches (and
-///               whatever else the memory held) are free or, by a tag
-///               that repeats every 254 launches, count as claims, which
-///               can only add conflicts, never hide one.
+///               other tag, or without writer and readers, is free. In a
+///               launch whose verdict moves, the blocks that waited for
+///               it zero the Q words once they have it (a grid of one
+///               block leaves them), so that the next launch of the same
+///               n takes each word at its first compare-and-swap (which
+///               expects zero). Other words (a launch that stopped early,
+///               another n's lists, whatever else the memory held) are
+///               free or, by a tag that repeats every 254 launches, count
+///               as claims, which can only add conflicts, never hide one.
 /// A claim that finds the slot written twice, written by one request and
 /// read by another, or is still open after KVCACHE_CLAIM_PROBES swaps,
 /// marks the launch suspect; the planner then checks the batch as if there

@@ -53,6 +53,36 @@ Value FusedKernel::claimsApply() {
   return k.bitAnd(columnsFitWarp(), k.bitAnd(requestsFit, slotsFit));
 }
 
+std::pair<Value, Value> FusedKernel::claimTable() {
+  Value table = k.gep(planWs, i8, moveWorkspaceBytes(k, n));
+  // Q = the power of two >= max(64, 8n) (kvcacheFusedClaimsCapacity).
+  int64_t minQ = kvcacheFusedClaimsCapacity(0);
+  int64_t perEntry = kvcacheFusedClaimsCapacity(1 << 20) >> 20;
+  Value wanted = k.mul(n, k.i64(perEntry));
+  Value log2Q = k.log2Ceil(
+      k.select(k.cmp(P::sgt, wanted, k.i64(minQ)), wanted, k.i64(minQ)));
+  return {table, log2Q};
+}
+
+void FusedKernel::clearClaims() {
+  k.barrier();
+  Value verdict = k.load(i32, flag(VERDICT), 4);
+  Value moves = k.bitOr(k.cmp(P::eq, verdict, k.i32(V_PER_REQUEST)),
+                        k.cmp(P::eq, verdict, k.i32(V_STAGED)));
+  k.ifThen(k.bitAnd(moves, claimsApply()), [&] {
+    auto [table, log2Q] = claimTable();
+    Value words = arith::ShLIOp::create(b, one, log2Q);
+    Value threads = k.mul(nblocks, k.i64(T));
+    // This block's share and the next block's: the planner, which does
+    // not wait, clears nothing, and the block before it covers its share.
+    Value nextBlock = k.select(k.cmp(P::eq, k.add(bid, one), nblocks), zero,
+                               k.add(bid, one));
+    for (Value blk : {bid, nextBlock})
+      k.forLoop(k.add(k.mul(blk, k.i64(T)), tid), words, threads,
+                [&](Value w) { k.store(zero, k.gep(table, i64, w), 8); });
+  });
+}
+
 void FusedKernel::claimSlots(Value i, Value pos, Value t, Value src,
                              Value moving, Value runBase, Value L) {
   // Within the request: an earlier entry (lower position) whose target is
@@ -81,13 +111,7 @@ void FusedKernel::claimSlots(Value i, Value pos, Value t, Value src,
   Value suspect = k.bitAnd(moving, order);
 
   // Across requests: the claim table (KVCacheClaimWord).
-  Value table = k.gep(planWs, i8, moveWorkspaceBytes(k, n));
-  // Q = the power of two >= max(64, 8n) (kvcacheFusedClaimsCapacity).
-  int64_t minQ = kvcacheFusedClaimsCapacity(0);
-  int64_t perEntry = kvcacheFusedClaimsCapacity(1 << 20) >> 20;
-  Value wanted = k.mul(n, k.i64(perEntry));
-  Value log2Q = k.log2Ceil(
-      k.select(k.cmp(P::sgt, wanted, k.i64(minQ)), wanted, k.i64(minQ)));
+  auto [table, log2Q] = claimTable();
   Value mask = k.sub(arith::ShLIOp::create(b, one, log2Q), one);
   auto home = [&](Value slot) {
     return arith::ShRUIOp::create(

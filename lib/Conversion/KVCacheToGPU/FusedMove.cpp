@@ -36,8 +36,9 @@
 //     the entries nobody else writes directly.
 //
 // Nothing follows the move: a large launch leaves the workspace ready for
-// the next one as it goes (the epochs of KVCacheFusedControl), so no block
-// counts out at its end.
+// the next one as it goes (the epochs of KVCacheFusedControl; its waiting
+// blocks zero the slot claim table once they have a verdict that moves),
+// so no block counts out at its end.
 //
 // This file holds the pattern (the entry point's parameters and launch
 // contract) and the kernel's skeleton (FusedKernel::build); phase A is in
@@ -240,6 +241,7 @@ void FusedKernel::build() {
     // Warps 1 to 7 of the blocks without a chunk, while thread 0 polls.
     prefetchSources();
     waitVerdict();
+    clearClaims();
   });
   k.ifThen(k.bitNot(waiter), [&] { plan(); });
   k.barrier();

@@ -312,6 +312,24 @@ struct FusedKernel {
   /// Called only by warps with a moving lane (checkSmallBatch).
   void claimSlots(Value i, Value pos, Value t, Value src, Value moving,
                   Value runBase, Value L);
+  /// The claim table of this launch's n entries: its first word and log2 of
+  /// its word count Q (kvcacheFusedClaimsOffset, kvcacheFusedClaimsCapacity).
+  std::pair<Value, Value> claimTable();
+  /// In the blocks of a large launch that wait for the verdict, after the
+  /// wait (a barrier, then the verdict): when it moves and the launch's
+  /// chunks claimed their slots (every claim was made before the verdict,
+  /// and nothing reads the table after it), the block zeroes its share of
+  /// the table's Q words (a word per thread per grid-wide step) and the
+  /// next block's share, so that the planner's share, which it does not
+  /// clear (it waits for nobody), is covered by the block before it. The
+  /// next launch of the same n then finds each word free at its first
+  /// compare-and-swap (which expects zero) instead of reading a stale word
+  /// in one round trip and taking it in a second. A launch that stops
+  /// before this (bad input, a trap) leaves its words, which the next one
+  /// takes in two swaps, as every launch did before. Not after the move:
+  /// the test there made every local batch's move end with a jump to
+  /// instructions no call had fetched (ab-1957cdd.md).
+  void clearClaims();
 
   /// The hazard table of a small batch: 2 * block slots of i64 keys and
   /// i32 writers in the arena (a small batch has at most `block` entries),

@@ -5,6 +5,7 @@
 // planner and the others, and no kvcache op
 // left. An op the pattern cannot lower is an error where it is.
 // RUN: specc-opt %s --split-input-file --kvcache-to-gpu --verify-diagnostics | FileCheck %s
+// RUN: specc-opt %s --split-input-file --kvcache-to-gpu --verify-diagnostics | FileCheck %s --check-prefix=CLEAR
 
 // CHECK-LABEL: gpu.module @specc_kernels
 // Shared memory: one arena per block, 40 bytes per entry of the local
@@ -201,6 +202,35 @@
 // CHECK: gpu.return
 // CHECK-NOT: kvcache.{{(assign_targets|compact_sources|move_rows|move_accepted_tokens)}}
 // CHECK-NOT: func.func @window
+// The claim table's clearing, in the large launches' waiting blocks
+// (cold), after thread 0's poll: a barrier, the verdict read back, and,
+// when it moves (1 or 2) and the launch claims its slots, the block's own
+// share of the Q = the power of two >= max(64, 8n) words, then the next
+// block's (the planner waits for nobody and clears nothing), a word per
+// thread per grid-wide step.
+// CLEAR-LABEL: gpu.func @window(
+// CLEAR: nvvm.nanosleep
+// CLEAR: gpu.barrier
+// CLEAR-NEXT: arith.constant 3 : i64
+// CLEAR-NEXT: llvm.getelementptr
+// CLEAR-NEXT: %[[VERDICT:.*]] = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> i32
+// CLEAR-NEXT: arith.constant 2 : i32
+// CLEAR-NEXT: %[[V2:.*]] = arith.cmpi eq, %[[VERDICT]], %{{.*}} : i32
+// CLEAR-NEXT: arith.constant 1 : i32
+// CLEAR-NEXT: %[[V1:.*]] = arith.cmpi eq, %[[VERDICT]], %{{.*}} : i32
+// CLEAR-NEXT: %[[MOVING:.*]] = arith.ori %[[V1]], %[[V2]] : i1
+// CLEAR: %[[CLEAR:.*]] = arith.andi %[[MOVING]], %{{.*}} : i1
+// CLEAR-NEXT: scf.if %[[CLEAR]] {
+// CLEAR: %[[Q:.*]] = arith.shli %c1_i64, %{{.*}} : i64
+// CLEAR-NEXT: arith.constant 256 : i64
+// CLEAR-NEXT: %[[GRIDT:.*]] = arith.muli %{{.*}}, %c256_i64 : i64
+// CLEAR: scf.for %{{.*}} = %{{.*}} to %[[Q]] step %[[GRIDT]] : i64 {
+// CLEAR-NEXT: llvm.getelementptr
+// CLEAR-NEXT: llvm.store %c0_i64, %{{.*}} {alignment = 8 : i64} : i64, !llvm.ptr<1>
+// CLEAR: scf.for %{{.*}} = %{{.*}} to %[[Q]] step %[[GRIDT]] : i64 {
+// CLEAR-NEXT: llvm.getelementptr
+// CLEAR-NEXT: llvm.store %c0_i64, %{{.*}} {alignment = 8 : i64} : i64, !llvm.ptr<1>
+// CLEAR: } {kvcache.cold}
 func.func @window(%ncd: memref<?xi32>, %acc: memref<?x?xi32>, %ocl: memref<?xi64>,
     %buffers: memref<?x3xi64>, %ws: memref<?xi8>, %st: memref<8xi64>) {
   kvcache.move_accepted_tokens targets <window>
