@@ -63,10 +63,17 @@ import sys
 PHASES = ("validate", "hazard", "verdict", "move", "drain")
 PLANNER_PHASES = ("to-plan", "first-bad", "prefetch", "init", "insert", "lookup",
                   "found", "publish", "record")
-LAYOUTS = {"llama8b": (32, 2048), "llama70b-tp8": (80, 256),
-           # Two buffers of 256 B rows: the planner's phases do not depend on
-           # the buffers, and large batches are quick to build with them.
-           "tiny": (1, 256)}
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import bench_move  # noqa: E402  (standard library only at import)
+
+# (layers, row bytes, one row per layer): bench_move.py's benchmark layouts,
+# read from its table.
+LAYOUTS = {name: (bench_move.LAYOUTS[name].layers, bench_move.LAYOUTS[name].row_bytes()[0],
+                  len(bench_move.LAYOUTS[name].row_shapes) == 1)
+           for name in bench_move.DEFAULT_LAYOUTS}
+# Two buffers of 256 B rows: the planner's phases do not depend on the
+# buffers, and large batches are quick to build with them.
+LAYOUTS["tiny"] = (1, 256, False)
 
 
 def phases(status):
@@ -118,13 +125,13 @@ def main():
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
     print(f"{'case':32s} " + " ".join(f"{p:>9s}" for p in names) + f" {'total':>8s}  (cycles)")
     for layout in opts.layouts:
-        layers, row = LAYOUTS[layout]
+        layers, row, mla = LAYOUTS[layout]
         for tree in (False, True):
             for bs in opts.bs:
                 if (bs * 4 > 1024) != large:
                     continue
                 args, bufs = make_case(bs, 4, tree=tree, layers=layers, k_row=row,
-                                       v_row=row, seed=bs)
+                                       v_row=row, mla=mla, seed=bs)
                 specc.move_accept_tokens_to_target_kvcache(**args, kv_buffers=bufs)
                 runs = []
                 for _ in range(opts.calls):

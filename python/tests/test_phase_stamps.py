@@ -63,3 +63,12 @@ def test_large_batch_phases_telescope():
               signed(lo(s3 - s2) | (lo(s4 - s3) << 32)), s5 - s4, 0, 0, 0, 0)
     assert record[1] < 0 or record[2] < 0  # a high half with its top bit set
     assert phase_stamps.large_phases(record) == (90_000, 100_000, 1_500)
+
+
+# The stamps run the benchmark's layouts, as bench_move.py's table gives
+# them: K and V rows per layer, or one row per layer (MLA).
+def test_layouts_are_the_benchmarks():
+    assert set(phase_stamps.LAYOUTS) == {"llama8b", "llama70b-tp8", "qwen32b", "mla", "tiny"}
+    assert phase_stamps.LAYOUTS["qwen32b"] == (64, 2048, False)
+    assert phase_stamps.LAYOUTS["llama70b-tp8"] == (80, 256, False)
+    assert phase_stamps.LAYOUTS["mla"] == (61, 576, True)
