@@ -63,8 +63,7 @@ import sys
 PHASES = ("validate", "hazard", "verdict", "move", "drain")
 PLANNER_PHASES = ("to-plan", "first-bad", "prefetch", "init", "insert", "lookup",
                   "found", "publish", "record")
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import bench_move  # noqa: E402  (standard library only at import)
+import bench_move  # noqa: E402  (beside this file; standard library only at import)
 
 # (layers, row bytes, one row per layer): bench_move.py's benchmark layouts,
 # read from its table.
