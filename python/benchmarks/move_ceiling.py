@@ -17,7 +17,11 @@ the fused kernel's residency at 128 registers) or eight (full
 residency). On sm_90 the bulk kernels (--bulk K ...) move whole rows
 instead: lane 0 of each warp copies a row with one cp.async.bulk each
 way through a ring of K row slots in shared memory, at 8 or 16 warps
-per SM. Device time: CUDA events around one launch after an L2 flush
+per SM. The staged and serial models (--staged-delays) ask what a move
+could gain by reading its sources while it validates: each block loads as
+many of its rows as its shared memory holds (cp.async) before a stand-in
+validation of D us and a grid-wide barrier, and writes them after it; the
+serial model copies everything after the same wait. Device time: CUDA events around one launch after an L2 flush
 (256 MiB of zeros written, as bench_move.py does by default, or read back
 with --flush-kind clean), the launch queued behind a spin kernel so that
 the host's launch cost is not timed; median of --reps, minus the same for
@@ -134,6 +138,83 @@ extern "C" __global__ void bulk_rows(const long long* __restrict__ tgt,
 }
 """
 
+STAGED_SOURCE = r"""
+// Staged (sm_80+): a model of a move that reads its sources while it is
+// still validating. Block k owns rows [k R / G, (k + 1) R / G) of the R
+// (buffer, moving entry) rows. It first issues cp.async loads (16 bytes
+// each, no register held until they land) of as many of its rows as its
+// shared memory holds (`cap_rows`); then thread 0 spins `delay_ns` of the
+// global timer (a stand-in for validation and the verdict) and arrives at
+// a grid-wide barrier (every block is resident: the grid is sized so). After
+// the barrier the block stores the staged rows and copies the rest
+// through registers, UNROLL 16-byte loads in flight per thread. With
+// cap_rows = 0 it is the serial model: the whole copy after the barrier.
+extern "C" __global__ void staged_rows(const long long* __restrict__ tgt,
+                                       const long long* __restrict__ src, int moving,
+                                       const long long* __restrict__ bases, int row_vectors,
+                                       long long row_bytes, long long rows_total,
+                                       long long cap_rows, long long delay_ns,
+                                       unsigned* counter, unsigned arrive_target) {
+  extern __shared__ __align__(16) uint4 stage[];
+  long long lo = rows_total * blockIdx.x / gridDim.x;
+  long long hi = rows_total * (blockIdx.x + 1) / gridDim.x;
+  long long staged = hi - lo < cap_rows ? hi - lo : cap_rows;
+  long long pieces = staged * row_vectors;
+  for (long long p = threadIdx.x; p < pieces; p += blockDim.x) {
+    long long r = lo + p / row_vectors;
+    int c = (int)(p % row_vectors);
+    int e = (int)(r % moving);
+    long long b = r / moving;
+    const char* from = (const char*)bases[b] + src[e] * row_bytes + 16 * c;
+    unsigned to = (unsigned)__cvta_generic_to_shared(stage + p);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(to), "l"(from) : "memory");
+  }
+  asm volatile("cp.async.commit_group;" ::: "memory");
+  if (threadIdx.x == 0) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    while (t - t0 < (unsigned long long)delay_ns);
+    __threadfence();
+    atomicAdd(counter, 1u);
+    while (*(volatile unsigned*)counter - arrive_target > 0x80000000u) {}
+  }
+  __syncthreads();
+  asm volatile("cp.async.wait_all;" ::: "memory");
+  __syncthreads();
+  for (long long p = threadIdx.x; p < pieces; p += blockDim.x) {
+    long long r = lo + p / row_vectors;
+    int c = (int)(p % row_vectors);
+    int e = (int)(r % moving);
+    long long b = r / moving;
+    *(uint4*)((char*)bases[b] + tgt[e] * row_bytes + 16 * c) = stage[p];
+  }
+  long long rest = (hi - lo - staged) * row_vectors;
+  long long first = (lo + staged) * row_vectors;
+  for (long long p = threadIdx.x; p < rest; p += (long long)blockDim.x * UNROLL) {
+    uint4 v[UNROLL];
+    char* to[UNROLL];
+#pragma unroll
+    for (int k = 0; k < UNROLL; ++k) {
+      long long q = p + (long long)k * blockDim.x;
+      to[k] = nullptr;
+      if (q < rest) {
+        long long r = (first + q) / row_vectors;
+        int c = (int)((first + q) % row_vectors);
+        int e = (int)(r % moving);
+        long long b = r / moving;
+        char* base = (char*)bases[b];
+        v[k] = *(const uint4*)(base + src[e] * row_bytes + 16 * c);
+        to[k] = base + tgt[e] * row_bytes + 16 * c;
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < UNROLL; ++k)
+      if (to[k]) *(uint4*)to[k] = v[k];
+  }
+}
+"""
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -146,6 +227,11 @@ def main() -> int:
     ap.add_argument("--bulk", type=int, nargs="*", default=[4, 8],
                     help="row slots per warp of the bulk-copy kernels (sm_90), none to skip")
     ap.add_argument("--no-specc", action="store_true", help="time the hand kernels only")
+    ap.add_argument("--staged-delays", type=float, nargs="*", default=[0.0, 3.5, 6.6],
+                    help="us of stand-in validation for the staged and serial models "
+                         "(sm_80+), none to skip")
+    ap.add_argument("--staged-kib", type=int, default=110,
+                    help="shared memory per block of the staged model (two blocks per SM)")
     args = ap.parse_args()
 
     import cupy as cp
@@ -157,6 +243,12 @@ def main() -> int:
     if props.major >= 9 and args.bulk:
         bulk = {k: cp.RawModule(code=BULK_SOURCE, options=("-DK=%d" % k, "-std=c++17"))
                 for k in args.bulk}
+    staged_fn = None
+    if props.major >= 8 and args.staged_delays:
+        staged_fn = cp.RawModule(code=STAGED_SOURCE, options=("-DUNROLL=4",)).get_function(
+            "staged_rows")
+        staged_fn.max_dynamic_shared_size_bytes = args.staged_kib * 1024
+    arrivals = torch.zeros(1, dtype=torch.int32, device="cuda")
     empty = kernels[1].get_function("empty")
     cache = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
 
@@ -284,6 +376,35 @@ def main() -> int:
                             cp.int64(moving * len(bufs)))
                     kernel(f"bulk K{k_}, {per_sm * block // 32} warps/SM ({per_sm} x {block})",
                            fn, grid, block, argv, smem)
+            if staged_fn is not None:
+                smem = args.staged_kib * 1024
+                grid = 2 * sms
+                rows_total = moving * len(bufs)
+                cap = smem // rb
+                share = -(-rows_total // grid)
+                for delay in args.staged_delays:
+                    for label, cap_rows in (("staged", cap), ("serial", 0)):
+                        argv = [cp.asarray(tgt), cp.asarray(src), cp.int32(moving),
+                                cp.asarray(bases), cp.int32(rb // 16), cp.int64(rb),
+                                cp.int64(rows_total), cp.int64(cap_rows),
+                                cp.int64(int(delay * 1e3)), cp.asarray(arrivals), None]
+
+                        def launch(argv=argv):
+                            # The barrier waits for this launch's arrivals:
+                            # the counter only grows, by `grid` a launch.
+                            launch.epoch += 1
+                            argv[-1] = cp.uint32((launch.epoch * grid) & 0xFFFFFFFF)
+                            staged_fn((grid,), (256,), tuple(argv), stream=stream,
+                                      shared_mem=smem)
+
+                        launch.epoch = int(arrivals.item()) // grid
+                        frac = min(1.0, cap_rows / share) if share else 1.0
+                        name_ = f"{label} {delay:g} us, {frac:.0%} of rows staged"
+                        if exact(launch):
+                            row(name_, timed(launch) - base_us)
+                            restore()
+                        else:
+                            row(name_ + " WRONG", 0)
             if specc is not None:
                 # The call as bench_move.py makes it (its argument order).
                 call = SpeccPath(specc, bufs, "window").bind(inp)
