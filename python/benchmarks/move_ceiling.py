@@ -141,38 +141,40 @@ extern "C" __global__ void bulk_rows(const long long* __restrict__ tgt,
 STAGED_SOURCE = r"""
 // Staged (sm_80+): a model of a move that reads its sources while it is
 // still validating. Block k owns rows [k R / G, (k + 1) R / G) of the R
-// (buffer, moving entry) rows. It first issues cp.async loads (16 bytes
-// each, no register held until they land) of as many of its rows as its
-// shared memory holds (`cap_rows`); then thread 0 spins `delay_ns` of the
-// global timer (a stand-in for validation and the verdict) and arrives at
-// a grid-wide barrier (every block is resident: the grid is sized so). After
-// the barrier the block stores the staged rows and copies the rest
-// through registers, UNROLL 16-byte loads in flight per thread. With
-// cap_rows = 0 it is the serial model: the whole copy after the barrier.
+// (buffer, moving entry) rows. Its thread 0 reads the global timer first;
+// then every thread issues cp.async loads (16 bytes each, no register held
+// until they land) of as many of the block's rows as its shared memory
+// holds (`cap_rows`); then thread 0 spins until `delay_ns` have passed
+// since its first reading (a stand-in for validation and the verdict, which
+// the loads overlap) and arrives at a grid-wide barrier (every block is
+// resident: the grid is sized so). After the barrier the block stores the
+// staged rows and copies the rest through registers, UNROLL 16-byte loads
+// in flight per thread. With cap_rows = 0 it is the serial model: the
+// whole copy after the barrier. Index arithmetic in 32 bits (R and the
+// pieces per block fit): a 64-bit division is a subroutine call.
 extern "C" __global__ void staged_rows(const long long* __restrict__ tgt,
-                                       const long long* __restrict__ src, int moving,
-                                       const long long* __restrict__ bases, int row_vectors,
-                                       long long row_bytes, long long rows_total,
-                                       long long cap_rows, long long delay_ns,
+                                       const long long* __restrict__ src, unsigned moving,
+                                       const long long* __restrict__ bases, unsigned row_vectors,
+                                       long long row_bytes, unsigned rows_total,
+                                       unsigned cap_rows, long long delay_ns,
                                        unsigned* counter, unsigned arrive_target) {
   extern __shared__ __align__(16) uint4 stage[];
-  long long lo = rows_total * blockIdx.x / gridDim.x;
-  long long hi = rows_total * (blockIdx.x + 1) / gridDim.x;
-  long long staged = hi - lo < cap_rows ? hi - lo : cap_rows;
-  long long pieces = staged * row_vectors;
-  for (long long p = threadIdx.x; p < pieces; p += blockDim.x) {
-    long long r = lo + p / row_vectors;
-    int c = (int)(p % row_vectors);
-    int e = (int)(r % moving);
-    long long b = r / moving;
+  unsigned long long t0 = 0;
+  if (threadIdx.x == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  unsigned lo = (unsigned)((unsigned long long)rows_total * blockIdx.x / gridDim.x);
+  unsigned hi = (unsigned)((unsigned long long)rows_total * (blockIdx.x + 1) / gridDim.x);
+  unsigned staged = hi - lo < cap_rows ? hi - lo : cap_rows;
+  unsigned pieces = staged * row_vectors;
+  for (unsigned p = threadIdx.x; p < pieces; p += blockDim.x) {
+    unsigned r = lo + p / row_vectors, c = p % row_vectors;
+    unsigned e = r % moving, b = r / moving;
     const char* from = (const char*)bases[b] + src[e] * row_bytes + 16 * c;
     unsigned to = (unsigned)__cvta_generic_to_shared(stage + p);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(to), "l"(from) : "memory");
   }
   asm volatile("cp.async.commit_group;" ::: "memory");
   if (threadIdx.x == 0) {
-    unsigned long long t0, t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    unsigned long long t;
     do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     while (t - t0 < (unsigned long long)delay_ns);
     __threadfence();
@@ -182,27 +184,23 @@ extern "C" __global__ void staged_rows(const long long* __restrict__ tgt,
   __syncthreads();
   asm volatile("cp.async.wait_all;" ::: "memory");
   __syncthreads();
-  for (long long p = threadIdx.x; p < pieces; p += blockDim.x) {
-    long long r = lo + p / row_vectors;
-    int c = (int)(p % row_vectors);
-    int e = (int)(r % moving);
-    long long b = r / moving;
+  for (unsigned p = threadIdx.x; p < pieces; p += blockDim.x) {
+    unsigned r = lo + p / row_vectors, c = p % row_vectors;
+    unsigned e = r % moving, b = r / moving;
     *(uint4*)((char*)bases[b] + tgt[e] * row_bytes + 16 * c) = stage[p];
   }
-  long long rest = (hi - lo - staged) * row_vectors;
-  long long first = (lo + staged) * row_vectors;
-  for (long long p = threadIdx.x; p < rest; p += (long long)blockDim.x * UNROLL) {
+  unsigned rest = (hi - lo - staged) * row_vectors;
+  unsigned first = (lo + staged) * row_vectors;
+  for (unsigned p = threadIdx.x; p < rest; p += blockDim.x * UNROLL) {
     uint4 v[UNROLL];
     char* to[UNROLL];
 #pragma unroll
     for (int k = 0; k < UNROLL; ++k) {
-      long long q = p + (long long)k * blockDim.x;
+      unsigned q = p + k * blockDim.x;
       to[k] = nullptr;
       if (q < rest) {
-        long long r = (first + q) / row_vectors;
-        int c = (int)((first + q) % row_vectors);
-        int e = (int)(r % moving);
-        long long b = r / moving;
+        unsigned r = (first + q) / row_vectors, c = (first + q) % row_vectors;
+        unsigned e = r % moving, b = r / moving;
         char* base = (char*)bases[b];
         v[k] = *(const uint4*)(base + src[e] * row_bytes + 16 * c);
         to[k] = base + tgt[e] * row_bytes + 16 * c;
@@ -384,9 +382,9 @@ def main() -> int:
                 share = -(-rows_total // grid)
                 for delay in args.staged_delays:
                     for label, cap_rows in (("staged", cap), ("serial", 0)):
-                        argv = [cp.asarray(tgt), cp.asarray(src), cp.int32(moving),
-                                cp.asarray(bases), cp.int32(rb // 16), cp.int64(rb),
-                                cp.int64(rows_total), cp.int64(cap_rows),
+                        argv = [cp.asarray(tgt), cp.asarray(src), cp.uint32(moving),
+                                cp.asarray(bases), cp.uint32(rb // 16), cp.int64(rb),
+                                cp.uint32(rows_total), cp.uint32(cap_rows),
                                 cp.int64(int(delay * 1e3)), cp.asarray(arrivals), None]
 
                         def launch(argv=argv):
