@@ -3,10 +3,14 @@
 // specc FILE.mlir... --emit=mlir|llvm|ptx|cubin|obj|manifest
 // [--target=gpu|host]
 //       [--chip=sm_90] [-o OUT] [--dump-dir DIR] [--timing] [--ptxas PATH]
+// specc FILE.ptx --emit=cubin [--chip=sm_90] [-o OUT] [--ptxas PATH]
 //
 // Parses and verifies the inputs (merged into one module), runs the pipeline
-// built in lib/Pipelines and hands the result to lib/Target. Everything here
-// is option handling and output; no pipeline logic lives in this file.
+// built in lib/Pipelines and hands the result to lib/Target. A PTX input (what
+// --emit=ptx wrote) skips the pipeline and goes to ptxas with the same flags
+// as the pipeline's own PTX, so that a build can make a chip's cubin from the
+// PTX it already emitted. Everything here is option handling and output; no
+// pipeline logic lives in this file.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,7 +42,8 @@ enum class Emit { MLIR, LLVM, PTX, Cubin, Obj, Manifest };
 enum class Target { GPU, Host };
 
 cl::OptionCategory category("specc options");
-cl::list<std::string> inputs(cl::Positional, cl::desc("<input .mlir files>"),
+cl::list<std::string> inputs(cl::Positional,
+                             cl::desc("<input .mlir files, or one .ptx file>"),
                              cl::OneOrMore, cl::cat(category));
 cl::opt<std::string> output("o", cl::desc("Output file ('-' for stdout)"),
                             cl::value_desc("file"), cl::init("-"),
@@ -137,6 +142,32 @@ std::string dumpPath(llvm::StringRef name) {
   return std::string(p);
 }
 
+/// --emit=cubin of a PTX input: ptxas alone.
+int assembleInput(const std::string &file) {
+  auto fail = [](const llvm::Twine &msg) {
+    llvm::errs() << "specc: error: " << msg << "\n";
+    return 1;
+  };
+  if (emit != Emit::Cubin)
+    return fail("a .ptx input gives only --emit=cubin");
+  std::string error;
+  auto buffer = openInputFile(file, &error);
+  if (!buffer)
+    return fail(error);
+  std::string ptxas = specc::findPtxas(ptxasPath);
+  if (ptxas.empty())
+    return fail("ptxas not found (--ptxas, PATH, $CUDA_HOME/bin, "
+                "$CUDA_PATH/bin, /usr/local/cuda/bin)");
+  std::string log;
+  FailureOr<std::string> cubin =
+      specc::assemblePTX(buffer->getBuffer(), chip, ptxas, error, &log);
+  if (failed(cubin))
+    return fail(error);
+  if (ptxasVerbose)
+    llvm::errs() << log;
+  return writeFile(output, *cubin) ? 0 : 1;
+}
+
 std::string print(ModuleOp module) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -163,6 +194,15 @@ int main(int argc, char **argv) {
   if (!gpu &&
       (emit == Emit::PTX || emit == Emit::Cubin || emit == Emit::Manifest))
     return fail("--emit=ptx, cubin and manifest need --target=gpu");
+  if (llvm::any_of(inputs, [](const std::string &f) {
+        return llvm::StringRef(f).ends_with(".ptx");
+      })) {
+    if (inputs.size() != 1)
+      return fail("a .ptx input is assembled alone: give one file");
+    if (!dumpDir.empty() || timing)
+      return fail("--dump-dir and --timing apply to .mlir inputs");
+    return assembleInput(inputs.front());
+  }
   if (!dumpDir.empty())
     if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
       return fail("cannot create --dump-dir " + dumpDir + ": " + ec.message());
