@@ -142,12 +142,14 @@ std::string dumpPath(llvm::StringRef name) {
   return std::string(p);
 }
 
+/// Prints `msg` as specc's error; the exit status of a failed run.
+int fail(const llvm::Twine &msg) {
+  llvm::errs() << "specc: error: " << msg << "\n";
+  return 1;
+}
+
 /// --emit=cubin of a PTX input: ptxas alone.
 int assembleInput(const std::string &file) {
-  auto fail = [](const llvm::Twine &msg) {
-    llvm::errs() << "specc: error: " << msg << "\n";
-    return 1;
-  };
   if (emit != Emit::Cubin)
     return fail("a .ptx input gives only --emit=cubin");
   std::string error;
@@ -182,10 +184,6 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "specc: compiles kvcache kernels to PTX, cubin "
                               "or host objects\n");
-  auto fail = [](const llvm::Twine &msg) {
-    llvm::errs() << "specc: error: " << msg << "\n";
-    return 1;
-  };
   if (!specc::isSupportedChip(chip))
     return fail("unsupported --chip=" + chip + " (sm_80, sm_86, sm_89, sm_90)");
   bool gpu = target == Target::GPU;
