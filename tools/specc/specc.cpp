@@ -148,6 +148,27 @@ int fail(const llvm::Twine &msg) {
   return 1;
 }
 
+/// `ptx` through ptxas for --chip (its log printed with --ptxas-verbose);
+/// failure once the error is printed.
+FailureOr<std::string> assemble(llvm::StringRef ptx) {
+  std::string ptxas = specc::findPtxas(ptxasPath);
+  if (ptxas.empty()) {
+    fail("ptxas not found (--ptxas, PATH, $CUDA_HOME/bin, $CUDA_PATH/bin, "
+         "/usr/local/cuda/bin)");
+    return failure();
+  }
+  std::string error, log;
+  FailureOr<std::string> cubin =
+      specc::assemblePTX(ptx, chip, ptxas, error, &log);
+  if (failed(cubin)) {
+    fail(error);
+    return failure();
+  }
+  if (ptxasVerbose)
+    llvm::errs() << log;
+  return cubin;
+}
+
 /// --emit=cubin of a PTX input: ptxas alone.
 int assembleInput(const std::string &file) {
   if (emit != Emit::Cubin)
@@ -156,17 +177,9 @@ int assembleInput(const std::string &file) {
   auto buffer = openInputFile(file, &error);
   if (!buffer)
     return fail(error);
-  std::string ptxas = specc::findPtxas(ptxasPath);
-  if (ptxas.empty())
-    return fail("ptxas not found (--ptxas, PATH, $CUDA_HOME/bin, "
-                "$CUDA_PATH/bin, /usr/local/cuda/bin)");
-  std::string log;
-  FailureOr<std::string> cubin =
-      specc::assemblePTX(buffer->getBuffer(), chip, ptxas, error, &log);
+  FailureOr<std::string> cubin = assemble(buffer->getBuffer());
   if (failed(cubin))
-    return fail(error);
-  if (ptxasVerbose)
-    llvm::errs() << log;
+    return 1;
   return writeFile(output, *cubin) ? 0 : 1;
 }
 
@@ -307,18 +320,10 @@ int main(int argc, char **argv) {
       result = *ptx;
       break;
     }
-    std::string ptxas = specc::findPtxas(ptxasPath);
-    if (ptxas.empty())
-      return fail("ptxas not found (--ptxas, PATH, $CUDA_HOME/bin, "
-                  "$CUDA_PATH/bin, /usr/local/cuda/bin)");
-    std::string error, log;
     TimingScope t = emitTimer.nest("ptxas");
-    FailureOr<std::string> cubin =
-        specc::assemblePTX(*ptx, chip, ptxas, error, &log);
+    FailureOr<std::string> cubin = assemble(*ptx);
     if (failed(cubin))
-      return fail(error);
-    if (ptxasVerbose)
-      llvm::errs() << log;
+      return 1;
     if (!dumpDir.empty() &&
         !writeFile(dumpPath("kernels." + chip + ".cubin"), *cubin))
       return 1;
