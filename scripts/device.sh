@@ -76,7 +76,7 @@ run_tests() {  # name, test paths (relative to python/tests; "" = all), extra en
   local name=$1 files=() f; shift
   for f in $1; do files+=("$root/python/tests/$f"); done; shift
   [ ${#files[@]} -gt 0 ] || files=("$root/python/tests")
-  (cd /tmp && env "$@" python3 -m pytest -q -rs -p no:cacheprovider -c "$root/python/pyproject.toml" \
+  (cd /tmp && env SPECC_EXPECT_PACKAGE="$site" "$@" python3 -m pytest -q -rs -p no:cacheprovider -c "$root/python/pyproject.toml" \
      --rootdir "$root/python" "${files[@]}" > "$OUT/pytest-$name.log" 2>&1)
   say "pytest ($name): $(tail -1 "$OUT/pytest-$name.log")"
 }

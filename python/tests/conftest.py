@@ -1,6 +1,7 @@
 """Shared fixtures: the exact vectors of docs/semantics.md and the GPU marker."""
 
 import json
+import os
 import pathlib
 
 import pytest
@@ -37,7 +38,27 @@ def _have_gpu():
     return True, ""
 
 
+def _check_package_under_test():
+    """SPECC_EXPECT_PACKAGE=DIR (the device script, on the installed wheel):
+    the suite must import specc from DIR. Checked once every test module
+    is imported, so that a module that put the source tree first on
+    sys.path stops the run with one message instead of failing each test
+    on the source package."""
+    expect = os.environ.get("SPECC_EXPECT_PACKAGE")
+    if not expect:
+        return
+    import specc
+
+    where = pathlib.Path(specc.__file__).resolve().parent
+    if where != (pathlib.Path(expect) / "specc").resolve():
+        raise pytest.UsageError(
+            f"the suite imports specc from {where}, not from the package under "
+            f"test in {expect} (SPECC_EXPECT_PACKAGE): something put another "
+            "copy first on sys.path")
+
+
 def pytest_collection_modifyitems(config, items):
+    _check_package_under_test()
     ok, why = _have_gpu()
     if ok:
         return

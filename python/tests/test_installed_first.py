@@ -46,3 +46,15 @@ print(" ".join(loaded))
     # The helpers the suite imports without torch were among those loaded.
     for name in ("ab_paired", "bench_move", "phase_stamps"):
         assert name in loaded.split(), loaded
+
+
+def test_suite_stops_when_it_would_test_another_package(tmp_path):
+    """SPECC_EXPECT_PACKAGE naming a folder that does not hold the specc the
+    suite imports: collection stops with one usage error."""
+    env = dict(os.environ, SPECC_EXPECT_PACKAGE=str(tmp_path))
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         str(pathlib.Path(__file__).resolve().parent / "test_cpu.py")],
+        cwd=PYTHON_DIR, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 4, out.stdout + out.stderr
+    assert "not from the package under test" in out.stdout + out.stderr
