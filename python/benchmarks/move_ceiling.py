@@ -18,14 +18,15 @@ residency). On sm_90 the bulk kernels (--bulk K ...) move whole rows
 instead: lane 0 of each warp copies a row with one cp.async.bulk each
 way through a ring of K row slots in shared memory, at 8 or 16 warps
 per SM. The staged and serial models (--staged-delays) ask what a move
-could gain by reading its sources while it validates: each block loads as
-many of its rows as its shared memory holds (cp.async) before a stand-in
-validation of D us and a grid-wide barrier, and writes them after it; the
-serial model copies everything after the same wait. Device time: CUDA
-events around one launch after an L2 flush (256 MiB of zeros written, as
-bench_move.py does by default, or read back with --flush-kind clean), the
-launch queued behind a spin kernel so that the host's launch cost is not
-timed; median of --reps, minus the same for an empty kernel. Each kernel is first checked byte-exact against torch's
+could gain by reading its sources while it validates: each block loads
+as many of its rows as its shared memory holds (cp.async) before a
+stand-in validation of D us and a grid-wide barrier, and writes them
+after it; the serial model copies everything after the same wait. Device
+time: CUDA events around one launch after an L2 flush (256 MiB of zeros
+written, as bench_move.py does by default, or read back with
+--flush-kind clean), the launch queued behind a spin kernel so that the host's
+launch cost is not timed; median of --reps, minus the same for an empty
+kernel. Each kernel is first checked byte-exact against torch's
 indexing.
 
 Usage (GPU host): python3 benchmarks/move_ceiling.py [--layouts ...] [--bs ...]
