@@ -24,7 +24,7 @@
 #        runtime at once and times their calls in turns (the first variant
 #        is the base; SPECC_AB_PAIRED_ARGS: more arguments for it, e.g.
 #        "--rounds 200 --targets req_to_token").
-# Writes $OUT/ab-<variant>.{json,txt} (or $OUT/ab-paired.{json,md}),
+# Writes $OUT/ab-<variant>.{json,txt} (or $OUT/ab-paired.{json,md,log}),
 # $OUT/ab-tests-<variant>.log and $OUT/ab.md.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -79,8 +79,9 @@ if [ -n "${SPECC_AB_PAIRED:-}" ]; then
   for name in "${names[@]}"; do libs+=(--lib "$name=$(rtlib "$name")"); done
   PYTHONPATH=$root/python python3 "$root/python/benchmarks/ab_paired.py" "${libs[@]}" \
     --layouts ${SPECC_AB_LAYOUT:-llama8b} --bs ${SPECC_AB_BS:-1 8 32 128 512} \
-    ${SPECC_AB_PAIRED_ARGS:-} --out "$OUT/ab-paired.json" > "$OUT/ab-paired.md" 2>&1
-  echo "paired run: rc=$?"
+    ${SPECC_AB_PAIRED_ARGS:-} --out "$OUT/ab-paired.json" > "$OUT/ab-paired.md" 2> "$OUT/ab-paired.log"
+  echo "paired run: rc=$? (its warnings and errors: $OUT/ab-paired.log)"
+  tail -5 "$OUT/ab-paired.log"
   tee "$OUT/ab.md" < "$OUT/ab-paired.md"
   exit 0
 fi
