@@ -21,7 +21,9 @@ per SM. The staged and serial models (--staged-delays) ask what a move
 could gain by reading its sources while it validates: each block loads
 as many of its rows as its shared memory holds (cp.async) before a
 stand-in validation of D us and a grid-wide barrier, and writes them
-after it; the serial model copies everything after the same wait. Device
+after it; the serial model copies everything after the same wait; the
+L2 model prefetches rows into L2 (--l2-mib in all) before the wait and
+copies everything after it, as the fused kernel's waiting blocks do. Device
 time: CUDA events around one launch after an L2 flush (256 MiB of zeros
 written, as bench_move.py does by default, or read back with
 --flush-kind clean), the launch queued behind a spin kernel so that the host's
@@ -151,21 +153,38 @@ STAGED_SOURCE = r"""
 // resident: the grid is sized so). After the barrier the block stores the
 // staged rows and copies the rest through registers, UNROLL 16-byte loads
 // in flight per thread. With cap_rows = 0 it is the serial model: the
-// whole copy after the barrier. Index arithmetic in 32 bits (R and the
-// pieces per block fit): a 64-bit division is a subroutine call.
+// whole copy after the barrier. With prefetch_l2 it is the L2 model: the
+// block's first cap_rows rows are brought into L2 (prefetch.global.L2, one
+// per 128-byte line, nothing held in the SM) before the wait, and every
+// row is copied through registers after the barrier. Index arithmetic in
+// 32 bits (R and the pieces per block fit): a 64-bit division is a
+// subroutine call.
 extern "C" __global__ void staged_rows(const long long* __restrict__ tgt,
                                        const long long* __restrict__ src, unsigned moving,
                                        const long long* __restrict__ bases, unsigned row_vectors,
                                        long long row_bytes, unsigned rows_total,
                                        unsigned cap_rows, long long delay_ns,
-                                       unsigned* counter, unsigned arrive_target) {
+                                       unsigned* counter, unsigned arrive_target,
+                                       unsigned prefetch_l2) {
   extern __shared__ __align__(16) uint4 stage[];
   unsigned long long t0 = 0;
   if (threadIdx.x == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
   unsigned lo = (unsigned)((unsigned long long)rows_total * blockIdx.x / gridDim.x);
   unsigned hi = (unsigned)((unsigned long long)rows_total * (blockIdx.x + 1) / gridDim.x);
-  unsigned staged = hi - lo < cap_rows ? hi - lo : cap_rows;
+  unsigned ahead = hi - lo < cap_rows ? hi - lo : cap_rows;
+  // Rows held in shared memory until the stores (none in the L2 model).
+  unsigned staged = prefetch_l2 ? 0 : ahead;
   unsigned pieces = staged * row_vectors;
+  if (prefetch_l2) {
+    unsigned lines = (unsigned)((row_bytes + 127) / 128) + 1;  // a row may straddle one more
+    for (unsigned p = threadIdx.x; p < ahead * lines; p += blockDim.x) {
+      unsigned r = lo + p / lines, l = p % lines;
+      unsigned e = r % moving, b = r / moving;
+      unsigned long long row = (unsigned long long)bases[b] + src[e] * row_bytes;
+      unsigned long long at = (row & ~127ull) + 128ull * l;
+      if (at < row + row_bytes) asm volatile("prefetch.global.L2 [%0];" :: "l"(at));
+    }
+  }
   for (unsigned p = threadIdx.x; p < pieces; p += blockDim.x) {
     unsigned r = lo + p / row_vectors, c = p % row_vectors;
     unsigned e = r % moving, b = r / moving;
@@ -229,6 +248,8 @@ def main() -> int:
     ap.add_argument("--staged-delays", type=float, nargs="*", default=[0.0, 3.5, 6.6],
                     help="us of stand-in validation for the staged and serial models "
                          "(sm_80+), none to skip")
+    ap.add_argument("--l2-mib", type=int, default=24,
+                    help="MiB of source rows the L2 model prefetches (the fused kernel's budget)")
     ap.add_argument("--staged-kib", type=int, default=110,
                     help="shared memory per block of the staged model (two blocks per SM)")
     args = ap.parse_args()
@@ -381,24 +402,29 @@ def main() -> int:
                 rows_total = moving * len(bufs)
                 cap = smem // rb
                 share = -(-rows_total // grid)
+                # The L2 model's budget, shared by the grid's blocks.
+                cap_l2 = (args.l2_mib << 20) // (grid * rb)
                 for delay in args.staged_delays:
-                    for label, cap_rows in (("staged", cap), ("serial", 0)):
+                    for label, cap_rows, l2 in (("staged", cap, 0), ("serial", 0, 0),
+                                                ("l2", cap_l2, 1)):
                         argv = [cp.asarray(tgt), cp.asarray(src), cp.uint32(moving),
                                 cp.asarray(bases), cp.uint32(rb // 16), cp.int64(rb),
                                 cp.uint32(rows_total), cp.uint32(cap_rows),
-                                cp.int64(int(delay * 1e3)), cp.asarray(arrivals), None]
+                                cp.int64(int(delay * 1e3)), cp.asarray(arrivals), None,
+                                cp.uint32(l2)]
 
                         def launch(argv=argv):
                             # The barrier waits for this launch's arrivals:
                             # the counter only grows, by `grid` a launch.
                             launch.epoch += 1
-                            argv[-1] = cp.uint32((launch.epoch * grid) & 0xFFFFFFFF)
+                            argv[-2] = cp.uint32((launch.epoch * grid) & 0xFFFFFFFF)
                             staged_fn((grid,), (256,), tuple(argv), stream=stream,
                                       shared_mem=smem)
 
                         launch.epoch = int(arrivals.item()) // grid
                         frac = min(1.0, cap_rows / share) if share else 1.0
-                        name_ = f"{label} {delay:g} us, {frac:.0%} of rows staged"
+                        name_ = (f"{label} {delay:g} us, {frac:.0%} of rows "
+                                 + ("in L2 ahead" if l2 else "staged"))
                         if exact(launch):
                             row(name_, timed(launch) - base_us)
                             restore()
