@@ -1,0 +1,82 @@
+"""The hand-written CUDA kernels of benchmarks/move_ceiling.py, compiled
+here (no GPU needed) the way the GPU host will build them: each source
+with each -D it is built with, to PTX by nvcc and on to sm_90 by ptxas.
+A kernel that does not compile, or that spills, would otherwise be found
+only on the GPU host, after its device time was spent. Skipped where the
+CUDA toolkit is absent."""
+
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+CEILING = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "move_ceiling.py"
+
+# (source constant, the -D options of each build in move_ceiling.main)
+BUILDS = [
+    ("SOURCE", ["-DUNROLL=1"]),
+    ("SOURCE", ["-DUNROLL=4"]),
+    ("SOURCE", ["-DUNROLL=8"]),
+    ("BULK_SOURCE", ["-DK=4", "-std=c++17"]),
+    ("BULK_SOURCE", ["-DK=8", "-std=c++17"]),
+    ("STAGED_SOURCE", ["-DUNROLL=4"]),
+]
+
+
+def find_tool(name):
+    found = shutil.which(name)
+    if found:
+        return found
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and os.access(os.path.join(root, "bin", name), os.X_OK):
+            return os.path.join(root, "bin", name)
+    return None
+
+
+def sources():
+    """The module's CUDA sources, read from its text (importing it needs
+    torch and the GPU stack)."""
+    text = CEILING.read_text()
+    return dict(re.findall(r'^(\w*SOURCE) = r"""(.*?)"""', text, re.S | re.M))
+
+
+def test_every_build_names_a_source_of_the_module():
+    found = sources()
+    assert {"SOURCE", "BULK_SOURCE", "STAGED_SOURCE"} <= set(found)
+    text = CEILING.read_text()
+    # Every RawModule the benchmark builds is one of BUILDS' sources.
+    built = set(re.findall(r"RawModule\(code=(\w+)", text))
+    assert built == {name for name, _ in BUILDS}
+
+
+@pytest.mark.skipif(find_tool("nvcc") is None or find_tool("ptxas") is None,
+                    reason="the CUDA toolkit (nvcc, ptxas) is not installed")
+def test_kernels_compile_for_sm90_without_spills(tmp_path):
+    nvcc, ptxas = find_tool("nvcc"), find_tool("ptxas")
+    found = sources()
+
+    def build(i):
+        name, opts = BUILDS[i]
+        cu = tmp_path / f"k{i}.cu"
+        cu.write_text(found[name])
+        ptx = tmp_path / f"k{i}.ptx"
+        r = subprocess.run([nvcc, "-arch=sm_90", "-ptx", *opts, str(cu), "-o", str(ptx)],
+                           capture_output=True, text=True)
+        if r.returncode:
+            return f"{name} {opts}: nvcc failed:\n{r.stderr[-2000:]}"
+        r = subprocess.run([ptxas, "-arch=sm_90", "-v", str(ptx), "-o", os.devnull],
+                           capture_output=True, text=True)
+        if r.returncode:
+            return f"{name} {opts}: ptxas failed:\n{r.stderr[-2000:]}"
+        spills = re.findall(r"(\d+) bytes spill stores", r.stderr)
+        if any(int(s) for s in spills):
+            return f"{name} {opts}: spills\n{r.stderr}"
+        return None
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        problems = [p for p in pool.map(build, range(len(BUILDS))) if p]
+    assert not problems, "\n\n".join(problems)
