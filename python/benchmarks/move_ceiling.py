@@ -51,6 +51,12 @@ from bench_move import (LAYOUTS, SpeccPath, make_buffers, make_inputs,  # noqa: 
 
 bench_move.torch = torch  # its GPU stack is imported late (import_gpu_stack)
 
+# How each source below is built (-D values); tests/test_ceiling_kernels.py
+# compiles the same builds for sm_90 without a GPU, reading these literals.
+UNROLLS = (1, 4, 8)  # SOURCE: 16-byte loads in flight per thread
+BULK_SLOTS = (4, 8)  # BULK_SOURCE: row slots per warp (--bulk's default)
+STAGED_UNROLL = 4  # STAGED_SOURCE
+
 SOURCE = r"""
 extern "C" __global__ void copy_rows(const long long* __restrict__ tgt,
                                      const long long* __restrict__ src, int moving,
@@ -242,7 +248,7 @@ def main() -> int:
     ap.add_argument("--tree-drafts", type=int, default=8)
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--flush-kind", choices=["dirty", "clean"], default="dirty")
-    ap.add_argument("--bulk", type=int, nargs="*", default=[4, 8],
+    ap.add_argument("--bulk", type=int, nargs="*", default=list(BULK_SLOTS),
                     help="row slots per warp of the bulk-copy kernels (sm_90), none to skip")
     ap.add_argument("--no-specc", action="store_true", help="time the hand kernels only")
     ap.add_argument("--staged-delays", type=float, nargs="*", default=[0.0, 3.5, 6.6],
@@ -258,14 +264,14 @@ def main() -> int:
 
     props = torch.cuda.get_device_properties(0)
     sms = props.multi_processor_count
-    kernels = {u: cp.RawModule(code=SOURCE, options=("-DUNROLL=%d" % u,)) for u in (1, 4, 8)}
+    kernels = {u: cp.RawModule(code=SOURCE, options=("-DUNROLL=%d" % u,)) for u in UNROLLS}
     bulk = {}
     if props.major >= 9 and args.bulk:
         bulk = {k: cp.RawModule(code=BULK_SOURCE, options=("-DK=%d" % k, "-std=c++17"))
                 for k in args.bulk}
     staged_fn = None
     if props.major >= 8 and args.staged_delays:
-        staged_fn = cp.RawModule(code=STAGED_SOURCE, options=("-DUNROLL=4",)).get_function(
+        staged_fn = cp.RawModule(code=STAGED_SOURCE, options=("-DUNROLL=%d" % STAGED_UNROLL,)).get_function(
             "staged_rows")
         staged_fn.max_dynamic_shared_size_bytes = args.staged_kib * 1024
     arrivals = torch.zeros(1, dtype=torch.int32, device="cuda")
@@ -376,7 +382,7 @@ def main() -> int:
                 else:
                     row(label + " WRONG", 0)
 
-            for u in (1, 4, 8):
+            for u in UNROLLS:
                 fn = kernels[u].get_function("copy_rows")
                 for per_sm in (2, 8):
                     block = 256

@@ -5,6 +5,7 @@ A kernel that does not compile, or that spills, would otherwise be found
 only on the GPU host, after its device time was spent. Skipped where the
 CUDA toolkit is absent."""
 
+import ast
 import os
 import pathlib
 import re
@@ -16,15 +17,29 @@ import pytest
 
 CEILING = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "move_ceiling.py"
 
-# (source constant, the -D options of each build in move_ceiling.main)
-BUILDS = [
-    ("SOURCE", ["-DUNROLL=1"]),
-    ("SOURCE", ["-DUNROLL=4"]),
-    ("SOURCE", ["-DUNROLL=8"]),
-    ("BULK_SOURCE", ["-DK=4", "-std=c++17"]),
-    ("BULK_SOURCE", ["-DK=8", "-std=c++17"]),
-    ("STAGED_SOURCE", ["-DUNROLL=4"]),
-]
+
+
+def literals():
+    """The module's top-level constants with literal values (its sources and
+    its builds' -D values among them), read from its text: importing it
+    needs torch and the GPU stack."""
+    out = {}
+    for node in ast.parse(CEILING.read_text()).body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)):
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
+    return out
+
+
+def builds():
+    """(source constant, options) of each build move_ceiling.main makes."""
+    c = literals()
+    return ([("SOURCE", [f"-DUNROLL={u}"]) for u in c["UNROLLS"]]
+            + [("BULK_SOURCE", [f"-DK={k}", "-std=c++17"]) for k in c["BULK_SLOTS"]]
+            + [("STAGED_SOURCE", [f"-DUNROLL={c['STAGED_UNROLL']}"])])
 
 
 def find_tool(name):
@@ -38,10 +53,8 @@ def find_tool(name):
 
 
 def sources():
-    """The module's CUDA sources, read from its text (importing it needs
-    torch and the GPU stack)."""
-    text = CEILING.read_text()
-    return dict(re.findall(r'^(\w*SOURCE) = r"""(.*?)"""', text, re.S | re.M))
+    """The module's CUDA sources."""
+    return {k: v for k, v in literals().items() if k.endswith("SOURCE")}
 
 
 def test_every_build_names_a_source_of_the_module():
@@ -50,17 +63,17 @@ def test_every_build_names_a_source_of_the_module():
     text = CEILING.read_text()
     # Every RawModule the benchmark builds is one of BUILDS' sources.
     built = set(re.findall(r"RawModule\(code=(\w+)", text))
-    assert built == {name for name, _ in BUILDS}
+    assert built == {name for name, _ in builds()}
 
 
 @pytest.mark.skipif(find_tool("nvcc") is None or find_tool("ptxas") is None,
                     reason="the CUDA toolkit (nvcc, ptxas) is not installed")
 def test_kernels_compile_for_sm90_without_spills(tmp_path):
     nvcc, ptxas = find_tool("nvcc"), find_tool("ptxas")
-    found = sources()
+    found, todo = sources(), builds()
 
     def build(i):
-        name, opts = BUILDS[i]
+        name, opts = todo[i]
         cu = tmp_path / f"k{i}.cu"
         cu.write_text(found[name])
         ptx = tmp_path / f"k{i}.ptx"
@@ -78,5 +91,5 @@ def test_kernels_compile_for_sm90_without_spills(tmp_path):
         return None
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        problems = [p for p in pool.map(build, range(len(BUILDS))) if p]
+        problems = [p for p in pool.map(build, range(len(todo))) if p]
     assert not problems, "\n\n".join(problems)
