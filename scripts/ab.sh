@@ -80,8 +80,9 @@ if [ -n "${SPECC_AB_PAIRED:-}" ]; then
   PYTHONPATH=$root/python python3 "$root/python/benchmarks/ab_paired.py" "${libs[@]}" \
     --layouts ${SPECC_AB_LAYOUT:-llama8b} --bs ${SPECC_AB_BS:-1 8 32 128 512} \
     ${SPECC_AB_PAIRED_ARGS:-} --out "$OUT/ab-paired.json" > "$OUT/ab-paired.md" 2> "$OUT/ab-paired.log"
-  echo "paired run: rc=$? (its warnings and errors: $OUT/ab-paired.log)"
-  tail -5 "$OUT/ab-paired.log"
+  rc=$?
+  echo "paired run: rc=$rc (its warnings and errors: $OUT/ab-paired.log)"
+  [ $rc -eq 0 ] || tail -20 "$OUT/ab-paired.log"
   tee "$OUT/ab.md" < "$OUT/ab-paired.md"
   exit 0
 fi
