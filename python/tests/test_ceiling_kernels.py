@@ -18,7 +18,6 @@ import pytest
 CEILING = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "move_ceiling.py"
 
 
-
 def literals():
     """The module's top-level constants with literal values (its sources and
     its builds' -D values among them), read from its text: importing it
@@ -61,7 +60,7 @@ def test_every_build_names_a_source_of_the_module():
     found = sources()
     assert {"SOURCE", "BULK_SOURCE", "STAGED_SOURCE"} <= set(found)
     text = CEILING.read_text()
-    # Every RawModule the benchmark builds is one of BUILDS' sources.
+    # Every source the benchmark builds a RawModule of is one builds() lists.
     built = set(re.findall(r"RawModule\(code=(\w+)", text))
     assert built == {name for name, _ in builds()}
 
