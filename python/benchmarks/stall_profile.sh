@@ -10,6 +10,8 @@
 # with the most samples (stall_report.py).
 # Usage: python/benchmarks/stall_profile.sh RUNTIME_LIB [CASE...]
 #   CASE: tree-BS or chain-BS (default: chain-1 tree-1 tree-8 tree-32)
+#   SPECC_STALL_CASE_ARGS: more arguments for profile_case.py, e.g.
+#   "--layers 80 --row 256" for Llama-70B TP8's rows (default: Llama-8B's)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 lib=$1; shift
@@ -25,7 +27,7 @@ for c in "${cases[@]}"; do
   (cd "$here/.." && SPECC_NATIVE=0 SPECC_FORCE_PTX=0 SPECC_RUNTIME_LIB=$lib PYTHONPATH=. \
      ncu --clock-control none --cache-control all --section WarpStateStats --section SourceCounters \
        --warp-sampling-interval 0 -k regex:move_accept -s 2 -c 1 -o "$rep" \
-       python3 benchmarks/profile_case.py --bs "$bs" $flag --calls 3 > "$OUT/stall-$c.log" 2>&1)
+       python3 benchmarks/profile_case.py --bs "$bs" $flag --calls 3 ${SPECC_STALL_CASE_ARGS:-} > "$OUT/stall-$c.log" 2>&1)
   ncu -i "$rep.ncu-rep" --page details --print-details all > "$OUT/stall-$c.txt" 2>&1
   ncu -i "$rep.ncu-rep" --page source --print-source sass --csv > "$OUT/stall-$c.csv" 2>&1
   echo "== $c"
