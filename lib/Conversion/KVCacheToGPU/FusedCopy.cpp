@@ -193,18 +193,14 @@ void FusedKernel::storeSlice(Value base, Value rowBytes, Value vectorizable,
 void FusedKernel::movePerRequest() {
   Value S = p["row_vectors"], B = p["num_buffers"];
   Value tT = k.i64(T);
-  Value lanes = k.select(k.cmp(P::slt, S, tT), S, tT);
-  // 32-bit divisions (a 64-bit one is a called subroutine): every operand
-  // is at most the block size or the buffer count.
+  // 32-bit divisions (a 64-bit one is a called subroutine): a task number
+  // is below bs * buffers, which the runtime bounds below 2^31.
   auto div32 = [&](Value x, Value y) {
     return k.toI64(arith::DivUIOp::create(b, k.toI32(x), k.toI32(y)));
   };
   auto rem32 = [&](Value x, Value y) {
     return k.toI64(arith::RemUIOp::create(b, k.toI32(x), k.toI32(y)));
   };
-  Value perBlock = div32(tT, lanes);
-  Value sub = div32(tid, lanes);
-  Value lane = rem32(tid, lanes);
   // Entries g .. g + kEntryGroup - 1 of the request whose entries start at
   // `first`: their targets, sources and whether each moves (past W: -1, -1,
   // not moving).
@@ -234,14 +230,14 @@ void FusedKernel::movePerRequest() {
     return arith::DivUIOp::create(b, k.add(B, k.i64(width - 1)), k.i64(width));
   };
   // Tasks of `width` buffers: kBufferGroup (the grid's unit) or wider.
-  // Tasks of `width` buffers. `flat`: thread x of the grid moves slice
-  // x % S of task x / S, so that the grid the runtime sizes by (task,
-  // slice) pairs covers every pair at once whatever S; otherwise a block
-  // takes T / S whole tasks (S <= T), which leaves T % S threads idle and,
-  // for a row size that does not divide the block (576-byte rows: 36
-  // slices, 7 tasks on 252 threads), tasks past the grid's last block for
-  // a second round.
-  auto moveInGroups = [&](int64_t width, bool flat) {
+  // Tasks of `width` buffers, a (task, slice) pair per grid thread: thread
+  // x moves slice x % S of task x / S (stride: the grid), so the grid the
+  // runtime sizes by such pairs covers every one of them at once whatever
+  // S. (A block taking T / S whole tasks left T % S threads idle, and for
+  // a row size that does not divide the block, such as 576-byte rows of
+  // 36 slices, 7 tasks on 252 threads, sent the tasks past the grid's last
+  // block to a second round.)
+  auto moveInGroups = [&](int64_t width) {
     Value G = k.i64(width);
     Value groups = groupsOf(width);
     Value tasks = k.mul(bs, groups);
@@ -349,34 +345,29 @@ void FusedKernel::movePerRequest() {
         });
       });
     };
-    if (flat) {
-      k.forLoop(k.add(k.mul(bid, tT), tid), k.mul(tasks, S), k.mul(nblocks, tT),
-                [&](Value x) {
-                  Value task = div32(x, S);
-                  Value c = k.sub(x, k.mul(task, S));
-                  moveTask(task, [&](Slices body) { body(c); });
-                });
-      return;
-    }
-    k.ifThen(k.cmp(P::slt, sub, perBlock), [&] {
-      k.forLoop(k.add(k.mul(bid, perBlock), sub), tasks,
-                k.mul(nblocks, perBlock), [&](Value task) {
-                  moveTask(task, [&](Slices body) {
-                    k.forLoop(lane, S, lanes, body);
-                  });
-                });
-    });
+    // (task, slice) pairs: 32-bit division below 2^31 pairs (uniform).
+    Value pairs = k.mul(tasks, S);
+    Value narrowPairs = k.cmp(P::slt, pairs, k.i64(INT32_MAX));
+    k.forLoop(k.add(k.mul(bid, tT), tid), pairs, k.mul(nblocks, tT),
+              [&](Value x) {
+                Value task = k.ifValue(
+                    narrowPairs, i64, [&]() -> Value { return div32(x, S); },
+                    [&]() -> Value { return arith::DivUIOp::create(b, x, S); });
+                Value c = k.sub(x, k.mul(task, S));
+                moveTask(task, [&](Slices body) { body(c); });
+              });
   };
-  // The grid has a thread per task of kBufferGroup buffers, as many as fit
-  // at once. When they do not all fit (the threads loop over tasks anyway),
+  // The grid has a thread per (task, slice) pair of kBufferGroup buffers,
+  // as many as fit at once. When they do not all fit (the threads loop
+  // over pairs anyway),
   // tasks of kWideBufferGroup buffers keep more loads in flight per thread
   // and halve the rounds; when they do, the narrow tasks spread the bytes
   // over every block of the grid.
-  Value narrowThreads = k.mul(k.mul(bs, groupsOf(kBufferGroup)), lanes);
+  Value narrowThreads = k.mul(k.mul(bs, groupsOf(kBufferGroup)), S);
   Value wide = k.cmp(P::sgt, narrowThreads, k.mul(nblocks, tT));
   k.ifThenElse(
-      wide, [&] { moveInGroups(kWideBufferGroup, /*flat=*/false); },
-      [&] { moveInGroups(kBufferGroup, /*flat=*/true); });
+      wide, [&] { moveInGroups(kWideBufferGroup); },
+      [&] { moveInGroups(kBufferGroup); });
 }
 
 void FusedKernel::moveStaged() {
