@@ -345,17 +345,24 @@ void FusedKernel::movePerRequest() {
         });
       });
     };
-    // (task, slice) pairs: 32-bit division below 2^31 pairs (uniform).
-    Value pairs = k.mul(tasks, S);
-    Value narrowPairs = k.cmp(P::slt, pairs, k.i64(INT32_MAX));
-    k.forLoop(k.add(k.mul(bid, tT), tid), pairs, k.mul(nblocks, tT),
-              [&](Value x) {
-                Value task = k.ifValue(
-                    narrowPairs, i64, [&]() -> Value { return div32(x, S); },
-                    [&]() -> Value { return arith::DivUIOp::create(b, x, S); });
-                Value c = k.sub(x, k.mul(task, S));
-                moveTask(task, [&](Slices body) { body(c); });
-              });
+    // Pair x = task * S + slice, x from bid * T + tid in steps of the
+    // grid: the first pair and the step are divided once (both below the
+    // grid's thread count), then each step adds the step's quotient and
+    // remainder, carrying one slice row into the task.
+    Value stride = k.mul(nblocks, tT);
+    Value x0 = k.add(k.mul(bid, tT), tid);
+    Value task0 = div32(x0, S), dq = div32(stride, S);
+    Value c0 = k.sub(x0, k.mul(task0, S)), dr = k.sub(stride, k.mul(dq, S));
+    k.forLoopCarried(
+        x0, k.mul(tasks, S), stride, ValueRange{task0, c0},
+        [&](Value, ValueRange at) -> SmallVector<Value> {
+          Value task = at[0], c = at[1];
+          moveTask(task, [&](Slices body) { body(c); });
+          Value next = k.add(c, dr);
+          Value carry = k.cmp(P::sge, next, S);
+          return {k.add(k.add(task, dq), arith::ExtUIOp::create(b, i64, carry)),
+                  k.select(carry, k.sub(next, S), next)};
+        });
   };
   // The grid has a thread per (task, slice) pair of kBufferGroup buffers,
   // as many as fit at once. When they do not all fit (the threads loop
