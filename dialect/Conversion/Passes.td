@@ -114,7 +114,8 @@ def KVCacheToGPU : Pass<"kvcache-to-gpu", "ModuleOp"> {
       count), so that the move's row loads find them there. Move: a
       safe batch runs one thread per (request, two buffers, 16-byte slice),
       or per (request, four buffers, slice) when the grid cannot hold a
-      thread per two-buffer task; otherwise every moving entry's 16 bytes
+      thread per two-buffer task (grid thread x takes the x-th such pair,
+      then every grid-th after it); otherwise every moving entry's 16 bytes
       are staged in registers per (buffer, column) block, in depth order for
       large batches. The status record is written whole by one block; with
       a `report` operand, that block also updates the report on a violation

@@ -393,9 +393,10 @@ struct FusedKernel {
                   Value col, Value v);
   Value zeroVec() { return LLVM::ZeroOp::create(b, vec); }
 
-  /// Safe batch: thread (request, group of kBufferGroup buffers, slice);
-  /// a block takes T / S tasks at once when rows have S <= T slices. A
-  /// thread moves the request's entries kEntryGroup at a time, in order,
+  /// Safe batch: thread (request, group of kBufferGroup buffers, slice),
+  /// grid thread x taking the x-th (task, slice) pair and every grid-th
+  /// after it (whatever S, so the grid covers each pair once). A thread
+  /// moves the request's entries kEntryGroup at a time, in order,
   /// each in all the group's buffers (loads, then stores): a group reads
   /// after the previous one wrote, which the plan proved safe. A group of
   /// which no entry moves branches over its loads and stores.
