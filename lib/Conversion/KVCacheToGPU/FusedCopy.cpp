@@ -229,8 +229,8 @@ void FusedKernel::movePerRequest() {
   auto groupsOf = [&](int64_t width) -> Value {
     return arith::DivUIOp::create(b, k.add(B, k.i64(width - 1)), k.i64(width));
   };
-  // Tasks of `width` buffers: kBufferGroup (the grid's unit) or wider.
-  // Tasks of `width` buffers, a (task, slice) pair per grid thread: thread
+  // Tasks of `width` buffers (kBufferGroup, the grid's unit, or wider), a
+  // (task, slice) pair per grid thread: thread
   // x moves slice x % S of task x / S (stride: the grid), so the grid the
   // runtime sizes by such pairs covers every one of them at once whatever
   // S. (A block taking T / S whole tasks left T % S threads idle, and for
