@@ -1,6 +1,6 @@
 # lit configuration of specc's test suite.
 import os
-import shutil
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -31,19 +31,20 @@ llvm_config.add_tool_substitutions(["specc-opt", "specc"], tool_dirs)
 llvm_config.add_tool_substitutions(["llvm-readelf", "split-file"], [config.llvm_tools_dir])
 
 
-# ptxas: the `ptxas` feature and the %ptxas substitution, found where specc's
-# driver looks for it (PATH, $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin).
+# ptxas: the `ptxas` feature and the %ptxas substitution, the ptxas that
+# specc's driver itself finds (its --version names it), in the tests'
+# environment.
 def find_ptxas():
-    found = shutil.which("ptxas", path=config.environment.get("PATH", os.environ.get("PATH")))
-    if found:
-        return found
-    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
-    for root in roots:
-        if not root:
-            continue
-        candidate = os.path.join(root, "bin", "ptxas")
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
+    specc = os.path.join(config.specc_tools_dir, "specc")
+    try:
+        out = subprocess.run([specc, "--version"], env=config.environment,
+                             capture_output=True, text=True, timeout=60).stdout
+    except OSError:
+        return None
+    for line in out.splitlines():
+        key, _, value = line.strip().partition(": ")
+        if key == "ptxas" and os.path.isabs(value):
+            return value
     return None
 
 

@@ -41,14 +41,18 @@ def builds():
             + [("STAGED_SOURCE", [f"-DUNROLL={c['STAGED_UNROLL']}"])])
 
 
-def find_tool(name):
-    found = shutil.which(name)
-    if found:
-        return found
+def find_toolkit():
+    """nvcc, in specc's driver's order for ptxas (PATH, $CUDA_HOME/bin,
+    $CUDA_PATH/bin, /usr/local/cuda/bin), and the ptxas of the same toolkit
+    beside it; (None, None) when either is missing."""
+    nvcc = shutil.which("nvcc")
     for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and os.access(os.path.join(root, "bin", name), os.X_OK):
-            return os.path.join(root, "bin", name)
-    return None
+        if nvcc is None and root and os.access(os.path.join(root, "bin", "nvcc"), os.X_OK):
+            nvcc = os.path.join(root, "bin", "nvcc")
+    if nvcc is None:
+        return None, None
+    ptxas = os.path.join(os.path.dirname(nvcc), "ptxas")
+    return (nvcc, ptxas) if os.access(ptxas, os.X_OK) else (None, None)
 
 
 def sources():
@@ -65,10 +69,10 @@ def test_every_build_names_a_source_of_the_module():
     assert built == {name for name, _ in builds()}
 
 
-@pytest.mark.skipif(find_tool("nvcc") is None or find_tool("ptxas") is None,
+@pytest.mark.skipif(find_toolkit()[0] is None,
                     reason="the CUDA toolkit (nvcc, ptxas) is not installed")
 def test_kernels_compile_for_sm90_without_spills(tmp_path):
-    nvcc, ptxas = find_tool("nvcc"), find_tool("ptxas")
+    nvcc, ptxas = find_toolkit()
     found, todo = sources(), builds()
 
     def build(i):

@@ -194,6 +194,16 @@ std::string print(ModuleOp module) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
+  // --version also names the ptxas that --emit=cubin runs without --ptxas:
+  // the one answer to "which ptxas", which the test configuration reads.
+  cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    std::string ptxas = specc::findPtxas("");
+    os << "  ptxas: "
+       << (ptxas.empty() ? "not found (PATH, $CUDA_HOME/bin, $CUDA_PATH/bin, "
+                           "/usr/local/cuda/bin)"
+                         : ptxas)
+       << "\n";
+  });
   cl::ParseCommandLineOptions(argc, argv,
                               "specc: compiles kvcache kernels to PTX, cubin "
                               "or host objects\n");
