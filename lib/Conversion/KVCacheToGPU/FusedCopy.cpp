@@ -230,20 +230,18 @@ void FusedKernel::movePerRequest() {
     return arith::DivUIOp::create(b, k.add(B, k.i64(width - 1)), k.i64(width));
   };
   // Tasks of `width` buffers (kBufferGroup, the grid's unit, or wider), a
-  // (task, slice) pair per grid thread: thread
-  // x moves slice x % S of task x / S (stride: the grid), so the grid the
-  // runtime sizes by such pairs covers every one of them at once whatever
-  // S. (A block taking T / S whole tasks left T % S threads idle, and for
-  // a row size that does not divide the block, such as 576-byte rows of
-  // 36 slices, 7 tasks on 252 threads, sent the tasks past the grid's last
-  // block to a second round.)
+  // (task, slice) pair per grid thread: thread x moves slice x % S of task
+  // x / S (stride: the grid), so the grid the runtime sizes by such pairs
+  // covers every one of them at once whatever S. (A block taking T / S whole
+  // tasks left T % S threads idle, and for a row size that does not divide the
+  // block, such as 576-byte rows of 36 slices, 7 tasks on 252 threads, sent the
+  // tasks past the grid's last block to a second round.)
   auto moveInGroups = [&](int64_t width) {
     Value G = k.i64(width);
     Value groups = groupsOf(width);
     Value tasks = k.mul(bs, groups);
-    using Slices = llvm::function_ref<void(Value)>;
-    auto moveTask = [&](Value task,
-                        llvm::function_ref<void(Slices)> overSlices) {
+    // Slice c of `task`.
+    auto moveTask = [&](Value task, Value c) {
       // The runtime bounds bs * buffers below 2^31.
       Value i = div32(task, groups);
       Value group = rem32(task, groups);
@@ -268,79 +266,76 @@ void FusedKernel::movePerRequest() {
       for (auto [base, rowBytes, vectorizable] : rowsOf)
         allVector = k.bitAnd(allVector, vectorizable);
       Value first = k.mul(i, W);
-      overSlices([&](Value c) {
-        Value col = k.mul(c, k.i64(kVectorBytes));
-        // The byte path for a group with a row not 16-byte aligned
-        // (rare: laid out of line). The common case, every row of the
-        // group aligned: the request's entries kEntryGroup at a time,
-        // each in every buffer of the group, all loads before any store
-        // (one memory round trip per group of entries, not per entry).
-        k.ifCold(k.bitNot(allVector), [&] {
-          // Buffer by buffer (the table row read again: the path is
-          // rare and out of line), kEntryGroup entries at a time, a
-          // group's loads before its stores, as on the common path:
-          // a request moved without the hazard check (a batch of one
-          // request, its entries in one group) relies on it.
-          k.forLoop(zero, G, one, [&](Value q) {
-            Value buf = k.add(k.mul(group, G), q);
-            k.ifThen(k.cmp(P::slt, buf, B), [&] {
-              auto [base, rowBytes, vectorizable] = bufferRow(buf);
-              k.ifThen(k.cmp(P::slt, col, rowBytes), [&] {
-                k.forLoop(zero, W, k.i64(kEntryGroup), [&](Value g) {
-                  EntryGroup eg = entryGroup(first, g);
-                  SmallVector<Value> data;
-                  for (int64_t e = 0; e < kEntryGroup; ++e)
-                    data.push_back(k.ifValue(
-                        eg.mv[e], vec,
-                        [&]() -> Value {
-                          return loadSlice(base, rowBytes, vectorizable,
-                                           eg.sg[e], col);
-                        },
-                        [&]() -> Value { return zeroVec(); }));
-                  for (int64_t e = 0; e < kEntryGroup; ++e)
-                    k.ifThen(eg.mv[e], [&] {
-                      storeSlice(base, rowBytes, vectorizable, eg.tg[e], col,
-                                 data[e]);
-                    });
-                });
+      Value col = k.mul(c, k.i64(kVectorBytes));
+      // The byte path for a group with a row not 16-byte aligned
+      // (rare: laid out of line). The common case, every row of the
+      // group aligned: the request's entries kEntryGroup at a time,
+      // each in every buffer of the group, all loads before any store
+      // (one memory round trip per group of entries, not per entry).
+      k.ifCold(k.bitNot(allVector), [&] {
+        // Buffer by buffer (the table row read again: the path is
+        // rare and out of line), kEntryGroup entries at a time, a
+        // group's loads before its stores, as on the common path:
+        // a request moved without the hazard check (a batch of one
+        // request, its entries in one group) relies on it.
+        k.forLoop(zero, G, one, [&](Value q) {
+          Value buf = k.add(k.mul(group, G), q);
+          k.ifThen(k.cmp(P::slt, buf, B), [&] {
+            auto [base, rowBytes, vectorizable] = bufferRow(buf);
+            k.ifThen(k.cmp(P::slt, col, rowBytes), [&] {
+              k.forLoop(zero, W, k.i64(kEntryGroup), [&](Value g) {
+                EntryGroup eg = entryGroup(first, g);
+                SmallVector<Value> data;
+                for (int64_t e = 0; e < kEntryGroup; ++e)
+                  data.push_back(k.ifValue(
+                      eg.mv[e], vec,
+                      [&]() -> Value {
+                        return loadSlice(base, rowBytes, vectorizable, eg.sg[e],
+                                         col);
+                      },
+                      [&]() -> Value { return zeroVec(); }));
+                for (int64_t e = 0; e < kEntryGroup; ++e)
+                  k.ifThen(eg.mv[e], [&] {
+                    storeSlice(base, rowBytes, vectorizable, eg.tg[e], col,
+                               data[e]);
+                  });
               });
             });
           });
         });
-        k.ifThen(allVector, [&] {
-          k.forLoop(zero, W, k.i64(kEntryGroup), [&](Value g) {
-            EntryGroup eg = entryGroup(first, g);
-            SmallVector<Value> &tg = eg.tg, &sg = eg.sg, &mv = eg.mv;
-            // A group in which nothing moves (a tree's root, a
-            // request that accepted its drafts in order) skips its
-            // loads and stores: one branch, taken after the list
-            // reads that the loads' addresses wait for anyway.
-            Value any = mv[0];
-            for (int64_t q = 1; q < kEntryGroup; ++q)
-              any = k.bitOr(any, mv[q]);
-            k.ifThen(any, [&] {
-              SmallVector<Value> data;
-              for (int64_t q = 0; q < kEntryGroup; ++q)
-                for (auto [base, rowBytes, vectorizable] : rowsOf) {
-                  Value here = k.bitAnd(mv[q], k.cmp(P::slt, col, rowBytes));
-                  Value at =
-                      k.gep(base, i8, k.add(k.mul(sg[q], rowBytes), col));
-                  data.push_back(k.ifValue(
-                      here, vec,
-                      [&]() -> Value { return k.load(vec, at, kVectorBytes); },
-                      [&]() -> Value { return zeroVec(); }));
-                }
-              for (int64_t q = 0; q < kEntryGroup; ++q)
-                for (auto [r, row] : llvm::enumerate(rowsOf)) {
-                  auto [base, rowBytes, vectorizable] = row;
-                  Value here = k.bitAnd(mv[q], k.cmp(P::slt, col, rowBytes));
-                  k.ifThen(here, [&] {
-                    k.store(data[q * rowsOf.size() + r],
-                            k.gep(base, i8, k.add(k.mul(tg[q], rowBytes), col)),
-                            kVectorBytes);
-                  });
-                }
-            });
+      });
+      k.ifThen(allVector, [&] {
+        k.forLoop(zero, W, k.i64(kEntryGroup), [&](Value g) {
+          EntryGroup eg = entryGroup(first, g);
+          SmallVector<Value> &tg = eg.tg, &sg = eg.sg, &mv = eg.mv;
+          // A group in which nothing moves (a tree's root, a
+          // request that accepted its drafts in order) skips its
+          // loads and stores: one branch, taken after the list
+          // reads that the loads' addresses wait for anyway.
+          Value any = mv[0];
+          for (int64_t q = 1; q < kEntryGroup; ++q)
+            any = k.bitOr(any, mv[q]);
+          k.ifThen(any, [&] {
+            SmallVector<Value> data;
+            for (int64_t q = 0; q < kEntryGroup; ++q)
+              for (auto [base, rowBytes, vectorizable] : rowsOf) {
+                Value here = k.bitAnd(mv[q], k.cmp(P::slt, col, rowBytes));
+                Value at = k.gep(base, i8, k.add(k.mul(sg[q], rowBytes), col));
+                data.push_back(k.ifValue(
+                    here, vec,
+                    [&]() -> Value { return k.load(vec, at, kVectorBytes); },
+                    [&]() -> Value { return zeroVec(); }));
+              }
+            for (int64_t q = 0; q < kEntryGroup; ++q)
+              for (auto [r, row] : llvm::enumerate(rowsOf)) {
+                auto [base, rowBytes, vectorizable] = row;
+                Value here = k.bitAnd(mv[q], k.cmp(P::slt, col, rowBytes));
+                k.ifThen(here, [&] {
+                  k.store(data[q * rowsOf.size() + r],
+                          k.gep(base, i8, k.add(k.mul(tg[q], rowBytes), col)),
+                          kVectorBytes);
+                });
+              }
           });
         });
       });
@@ -357,7 +352,7 @@ void FusedKernel::movePerRequest() {
         x0, k.mul(tasks, S), stride, ValueRange{task0, c0},
         [&](Value, ValueRange at) -> SmallVector<Value> {
           Value task = at[0], c = at[1];
-          moveTask(task, [&](Slices body) { body(c); });
+          moveTask(task, c);
           Value next = k.add(c, dr);
           Value carry = k.cmp(P::sge, next, S);
           return {k.add(k.add(task, dq), arith::ExtUIOp::create(b, i64, carry)),
@@ -366,10 +361,9 @@ void FusedKernel::movePerRequest() {
   };
   // The grid has a thread per (task, slice) pair of kBufferGroup buffers,
   // as many as fit at once. When they do not all fit (the threads loop
-  // over pairs anyway),
-  // tasks of kWideBufferGroup buffers keep more loads in flight per thread
-  // and halve the rounds; when they do, the narrow tasks spread the bytes
-  // over every block of the grid.
+  // over pairs anyway), tasks of kWideBufferGroup buffers keep more loads
+  // in flight per thread and halve the rounds; when they do, the narrow
+  // tasks spread the bytes over every block of the grid.
   Value narrowThreads = k.mul(k.mul(bs, groupsOf(kBufferGroup)), S);
   Value wide = k.cmp(P::sgt, narrowThreads, k.mul(nblocks, tT));
   k.ifThenElse(
