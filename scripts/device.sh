@@ -18,7 +18,15 @@ summary=$OUT/summary.txt
 say() { echo "$*" | tee -a "$summary"; }
 
 say "specc device run: $(date -u +%Y-%m-%dT%H:%MZ) commit ${SPECC_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
-say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
+gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)
+say "gpu: $gpu"
+# SPECC_DEVICE_GPU: a word the GPU's name must hold (e.g. H200) for the run
+# to go on. Results are only comparable on one kind of card, so a run meant
+# for one stops here, before it builds anything, when the host has another.
+if [ -n "${SPECC_DEVICE_GPU:-}" ] && [[ "${gpu%%,*}" != *"$SPECC_DEVICE_GPU"* ]]; then
+  say "not run: the GPU is not an $SPECC_DEVICE_GPU (SPECC_DEVICE_GPU)"
+  exit 3
+fi
 for f in kernels.sm_80.cubin kernels.sm_90.cubin kernels.ptx kernels.manifest kernels.host.o; do
   [ -f "$art/$f" ] || { say "missing artifact $art/$f: run scripts/build.sh where MLIR is"; exit 1; }
 done
@@ -51,7 +59,8 @@ cmake -S "$root" -B "$rt" -G Ninja -DSPECC_RUNTIME_ONLY=ON -DSPECC_KERNEL_ARTIFA
   cmake --build "$rt" >> "$OUT/build.log" 2>&1 || { say "runtime build FAILED"; tail -30 "$OUT/build.log"; exit 1; }
 say "runtime build: ok"
 
-# SPECC_DEVICE_SKIP: words among "tests ptx ctypes sanitize ncu bench" to
+# SPECC_DEVICE_GPU (above): the card the run is for. SPECC_DEVICE_SKIP:
+# words among "tests ptx ctypes sanitize ncu bench" to
 # leave out of a short run; SPECC_PTX_TESTS: the test files of the PTX run
 # (default: all); SPECC_SANITIZE_TOOLS: the compute-sanitizer tools (default:
 # memcheck racecheck initcheck synccheck); SPECC_COMPILE_BUDGET_S: the
