@@ -60,11 +60,11 @@ cmake -S "$root" -B "$rt" -G Ninja -DSPECC_RUNTIME_ONLY=ON -DSPECC_KERNEL_ARTIFA
 say "runtime build: ok"
 
 # SPECC_DEVICE_GPU (above): the card the run is for. SPECC_DEVICE_SKIP:
-# words among "tests ptx ctypes sanitize ncu bench" to
-# leave out of a short run; SPECC_PTX_TESTS: the test files of the PTX run
-# (default: all); SPECC_SANITIZE_TOOLS: the compute-sanitizer tools (default:
-# memcheck racecheck initcheck synccheck); SPECC_COMPILE_BUDGET_S: the
-# seconds sglang's bs 512 compiles may take (default 540).
+# words among "tests ptx ctypes sanitize ncu bench" to leave out of a
+# short run; SPECC_PTX_TESTS: the test files of the PTX run (default: all);
+# SPECC_SANITIZE_TOOLS: the compute-sanitizer tools (default: memcheck
+# racecheck initcheck synccheck); SPECC_COMPILE_BUDGET_S: the seconds
+# sglang's bs 512 compiles may take (default 540).
 
 # The wheel, as a fleet gets it: built here from the artifacts, installed
 # with pip, imported with no compiler and no build step.
