@@ -193,14 +193,6 @@ void FusedKernel::storeSlice(Value base, Value rowBytes, Value vectorizable,
 void FusedKernel::movePerRequest() {
   Value S = p["row_vectors"], B = p["num_buffers"];
   Value tT = k.i64(T);
-  // 32-bit divisions (a 64-bit one is a called subroutine): a task number
-  // is below bs * buffers, which the runtime bounds below 2^31.
-  auto div32 = [&](Value x, Value y) {
-    return k.toI64(arith::DivUIOp::create(b, k.toI32(x), k.toI32(y)));
-  };
-  auto rem32 = [&](Value x, Value y) {
-    return k.toI64(arith::RemUIOp::create(b, k.toI32(x), k.toI32(y)));
-  };
   // Entries g .. g + kEntryGroup - 1 of the request whose entries start at
   // `first`: their targets, sources and whether each moves (past W: -1, -1,
   // not moving).

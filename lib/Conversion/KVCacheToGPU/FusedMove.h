@@ -147,10 +147,13 @@ struct FusedKernel {
         [&]() -> Value { return zero; });
   }
   Value generic(Value v) { return LLVM::AddrSpaceCastOp::create(b, ptr, v); }
-  /// x / y for operands below 2^31, as i64 (a 64-bit division is a called
-  /// subroutine).
+  /// x / y and x % y for operands below 2^31, as i64 (a 64-bit division is
+  /// a called subroutine).
   Value div32(Value x, Value y) {
     return k.toI64(arith::DivUIOp::create(b, k.toI32(x), k.toI32(y)));
+  }
+  Value rem32(Value x, Value y) {
+    return k.toI64(arith::RemUIOp::create(b, k.toI32(x), k.toI32(y)));
   }
   Value val(int64_t f) { return k.gep(vals, i64, k.i64(f)); }
   Value flag(int64_t f) { return k.gep(flags, i32, k.i64(f)); }
