@@ -334,6 +334,13 @@ struct FusedKernel {
   /// instructions no call had fetched (ab-1957cdd.md).
   void clearClaims();
 
+  /// A whole small batch's moving sources, i64, in the order in which their
+  /// entries took their place in MOVED (checkSmallBatch): the arena's words
+  /// past the first T of the source list, which a small batch (at most T
+  /// entries) does not use. smallPrefetch walks them.
+  Value movingSources() { return k.gep(arena, i8, k.i64(8 * C + 8 * T)); }
+  static_assert(kStageSlots >= 2, "the moving sources fit the source list");
+
   /// The hazard table of a small batch: 2 * block slots of i64 keys and
   /// i32 writers in the arena (a small batch has at most `block` entries),
   /// cleared by checkSmallBatch before validation's barrier.
@@ -343,8 +350,9 @@ struct FusedKernel {
   /// bring the moving sources' rows of the block's buffers (bid, bid +
   /// grid, ..., at most kPrefetchBuffers of them, whose table rows
   /// checkSmallBatch copied into `ownRows`) into L2, a 128-byte line per
-  /// instruction, the (buffer, entry, line) triples spread over those
-  /// warps. So the blocks together cover every buffer when the grid has at
+  /// instruction, the (buffer, moving entry, line) triples spread over
+  /// those warps: only the entries that move (`movingSources`), so that a
+  /// tree whose entries mostly stay issues only the lines it will read. So the blocks together cover every buffer when the grid has at
   /// least 1 / kPrefetchBuffers of the buffer count in blocks (a grid
   /// sized by the work of one request has far fewer blocks than buffers);
   /// buffers past that are left to the move's own loads. The move's row

@@ -844,7 +844,11 @@ void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
   });
   Value moves = k.bitAnd(k.bitAnd(good, keep), k.cmp(P::ne, t, src));
   k.ifThen(moves, [&] {
-    sharedAtomic(LLVM::AtomicBinOp::add, flag(MOVED), k.i32(1));
+    Value m = sharedAtomic(LLVM::AtomicBinOp::add, flag(MOVED), k.i32(1));
+    // A whole small batch: the count before this entry's is its place in
+    // the list of moving sources that smallPrefetch walks.
+    if (whole)
+      k.store(src, k.gep(movingSources(), i64, k.toI64(m)), 8);
   });
   k.ifThen(k.bitAnd(bad, k.cmp(P::eq, j, zero)), [&] {
     sharedAtomic(LLVM::AtomicBinOp::min, flag(FIRST_BAD), k.toI32(i));
@@ -893,12 +897,12 @@ void FusedKernel::smallPrefetch() {
               k.add(k.mul(q, k.i64(KVCACHE_BUFFER_COLUMNS)), k.i64(column))),
         8);
   };
-  // Line l of entry e's source row, if the entry moves and the row is
-  // that long.
-  auto prefetchLine = [&](Value base, Value rowBytes, Value e, Value l) {
-    Value t = tgtAt(e), s = srcAt(e);
+  // Line l of the m-th moving entry's source row, if the row is that long.
+  Value sources = movingSources();
+  auto prefetchLine = [&](Value base, Value rowBytes, Value m, Value l) {
+    Value s = k.load(i64, k.gep(sources, i64, m), 8);
     Value col = k.mul(l, line);
-    k.ifThen(k.bitAnd(k.cmp(P::ne, t, s), k.cmp(P::slt, col, rowBytes)), [&] {
+    k.ifThen(k.cmp(P::slt, col, rowBytes), [&] {
       Value rows = LLVM::IntToPtrOp::create(b, k.globalPtrType(), base);
       prefetch(k.gep(rows, i8, k.add(k.mul(s, rowBytes), col)), Cache::L2);
     });
@@ -914,6 +918,10 @@ void FusedKernel::smallPrefetch() {
           k.forLoop(k.sub(tid, idle), items, k.sub(k.i64(T), idle), body);
         });
   };
+  // Only the moving entries (MOVED of them, final behind validation's
+  // barrier), whose sources checkSmallBatch listed in the order of their
+  // count: a tree's items are its moving rows' lines, not every entry's.
+  Value moved = count(MOVED);
   // One buffer (a grid with as many blocks as buffers): (entry, line)
   // pairs of its row, the row read once (one division per pair).
   k.ifThen(k.cmp(P::eq, mine, one), [&] {
@@ -921,9 +929,9 @@ void FusedKernel::smallPrefetch() {
     Value rowBytes = rowOf(zero, KVCACHE_BUFFER_ROW_BYTES);
     Value lines =
         arith::DivUIOp::create(b, k.add(rowBytes, k.i64(kLineBytes - 1)), line);
-    overIdle(k.mul(n, lines), [&](Value x) {
-      Value e = div32(x, lines);
-      prefetchLine(base, rowBytes, e, k.sub(x, k.mul(e, lines)));
+    overIdle(k.mul(moved, lines), [&](Value x) {
+      Value m = div32(x, lines);
+      prefetchLine(base, rowBytes, m, k.sub(x, k.mul(m, lines)));
     });
   });
   // Several: (buffer, entry, line) triples over the lines of the longest
@@ -932,14 +940,14 @@ void FusedKernel::smallPrefetch() {
     Value lines = arith::DivUIOp::create(
         b, k.add(p["row_vectors"], k.i64(kLineBytes / kVectorBytes - 1)),
         k.i64(kLineBytes / kVectorBytes));
-    Value perBuffer = k.mul(n, lines);
+    Value perBuffer = k.mul(moved, lines);
     overIdle(k.mul(mine, perBuffer), [&](Value x) {
       Value q = div32(x, perBuffer);
       Value rest = k.sub(x, k.mul(q, perBuffer));
-      Value e = div32(rest, lines);
+      Value m = div32(rest, lines);
       prefetchLine(rowOf(q, KVCACHE_BUFFER_ADDRESS),
-                   rowOf(q, KVCACHE_BUFFER_ROW_BYTES), e,
-                   k.sub(rest, k.mul(e, lines)));
+                   rowOf(q, KVCACHE_BUFFER_ROW_BYTES), m,
+                   k.sub(rest, k.mul(m, lines)));
     });
   });
 }
