@@ -352,7 +352,8 @@ struct FusedKernel {
   /// checkSmallBatch copied into `ownRows`) into L2, a 128-byte line per
   /// instruction, the (buffer, moving entry, line) triples spread over
   /// those warps: only the entries that move (`movingSources`), so that a
-  /// tree whose entries mostly stay issues only the lines it will read. So the blocks together cover every buffer when the grid has at
+  /// tree whose entries mostly stay issues only the lines it will read. So
+  /// the blocks together cover every buffer when the grid has at
   /// least 1 / kPrefetchBuffers of the buffer count in blocks (a grid
   /// sized by the work of one request has far fewer blocks than buffers);
   /// buffers past that are left to the move's own loads. The move's row

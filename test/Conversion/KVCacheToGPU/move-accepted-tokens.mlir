@@ -140,6 +140,13 @@
 // CHECK-NEXT: llvm.getelementptr %[[WIN]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
 // CHECK-NEXT: llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> i64
 // CHECK: nvvm.vote.sync ballot
+// An entry of a whole small batch that moves takes its place in MOVED
+// (the count before its own, a shared atomic add) and writes its source
+// there in the list of moving sources: the arena's words past the first
+// T of the source list (8 x (1024 + 256) bytes in).
+// CHECK: %[[LIST:.*]] = llvm.getelementptr %{{.*}}[%c10240_i64{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[PLACE:.*]] = llvm.getelementptr %[[LIST]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
+// CHECK-NEXT: llvm.store %{{.*}}, %[[PLACE]] {alignment = 8 : i64} : i64, !llvm.ptr<3>
 // Hazards across requests: a small batch's check without loops (its
 // writers numbered i * 32 + j, the request a shift), a larger local
 // batch's table of i64 keys in the arena; a large batch's lists prefetched
@@ -148,19 +155,28 @@
 // checked only if some block's claims were suspect (or it made none).
 // Before the check, a small batch that moves: the warps past bs x L
 // prefetch the moving sources' rows of the block's buffers into L2, from
-// the rows validation copied. One buffer: its row read once, (entry, line)
-// pairs at a runtime step; several: (buffer, entry, line) triples, each
+// the rows validation copied: only the MOVED entries of the list of moving
+// sources. One buffer: its row read once, (moving entry, line) pairs at a
+// runtime step; several: (buffer, moving entry, line) triples, each
 // buffer's row read per triple.
+// CHECK: %[[MOVING:.*]] = llvm.getelementptr %{{.*}}[%c10240_i64{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+// CHECK: %[[MOVEDAT:.*]] = llvm.getelementptr %{{.*}}[%c6_i64{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i32
+// CHECK-NEXT: %[[MOVED32:.*]] = llvm.load %[[MOVEDAT]] {alignment = 4 : i64} : !llvm.ptr<3> -> i32
+// CHECK-NEXT: %[[MOVED:.*]] = arith.extsi %[[MOVED32]] : i32 to i64
 // CHECK: llvm.getelementptr %[[ROWS]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
 // CHECK: llvm.getelementptr %[[ROWS]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
+// CHECK: arith.muli %[[MOVED]], %{{.*}} : i64
 // CHECK: scf.for
 // CHECK: arith.divui %{{.*}}, %{{.*}} : i32
+// CHECK: llvm.getelementptr %[[MOVING]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
 // CHECK: llvm.inline_asm has_side_effects "prefetch.global.L2 [$0];", "l" %{{.*}} : (!llvm.ptr<1>) -> ()
+// CHECK: arith.muli %[[MOVED]], %{{.*}} : i64
 // CHECK: scf.for
 // CHECK: arith.divui %{{.*}}, %{{.*}} : i32
 // CHECK: arith.divui %{{.*}}, %{{.*}} : i32
 // CHECK: llvm.getelementptr %[[ROWS]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
 // CHECK: llvm.getelementptr %[[ROWS]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
+// CHECK: llvm.getelementptr %[[MOVING]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
 // CHECK: llvm.inline_asm has_side_effects "prefetch.global.L2 [$0];", "l" %{{.*}} : (!llvm.ptr<1>) -> ()
 // A batch of one request whose entries fit one group of four (bs = 1,
 // W <= 4) skips the small batch's check.
