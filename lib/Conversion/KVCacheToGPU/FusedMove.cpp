@@ -204,7 +204,7 @@ void FusedKernel::build() {
                          LLVM::LLVMArrayType::get(i64, kArenaBytesPerC * C / 8),
                          false);
   Value sTgt = arena;
-  Value sSrc = k.gep(arena, i8, k.i64(8 * C));
+  Value sSrc = k.gep(arena, i8, k.i64(arenaSourcesOffset()));
   Value ws = p["workspace"];
   tgtList =
       k.select(local, generic(sTgt),

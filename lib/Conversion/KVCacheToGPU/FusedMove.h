@@ -334,11 +334,16 @@ struct FusedKernel {
   /// instructions no call had fetched (ab-1957cdd.md).
   void clearClaims();
 
+  /// Byte offset of a local plan's source list in the arena (the target
+  /// list's C words come first; kArenaBytesPerC).
+  int64_t arenaSourcesOffset() const { return 8 * C; }
   /// A whole small batch's moving sources, i64, in the order in which their
   /// entries took their place in MOVED (checkSmallBatch): the arena's words
   /// past the first T of the source list, which a small batch (at most T
   /// entries) does not use. smallPrefetch walks them.
-  Value movingSources() { return k.gep(arena, i8, k.i64(8 * C + 8 * T)); }
+  Value movingSources() {
+    return k.gep(arena, i8, k.i64(arenaSourcesOffset() + 8 * T));
+  }
   static_assert(kStageSlots >= 2, "the moving sources fit the source list");
 
   /// The hazard table of a small batch: 2 * block slots of i64 keys and
