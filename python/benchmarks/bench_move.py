@@ -996,8 +996,12 @@ class Meter:
             return nominal
         return max(min(self.min_reps, nominal), min(nominal, int(self.budget_s / max(per_call_s, 1e-9))))
 
-    def device(self, fns: Sequence[Callable[[], None]], n: int) -> Dict[str, Any]:
-        """Kernels-only device time per call (see the module doc, (a))."""
+    def device(self, fns: Sequence[Callable[[], None]], n: int,
+               before: Optional[Sequence[Optional[Callable[[], None]]]] = None) -> Dict[str, Any]:
+        """Kernels-only device time per call (see the module doc, (a)).
+        `before[i % k]`, where given, runs after the flush and before the
+        first marker: what it leaves in the caches, the call finds there,
+        and its own kernels are not counted."""
         from torch.profiler import ProfilerActivity, profile
 
         if not self.has_marker:
@@ -1008,6 +1012,9 @@ class Meter:
             for i in range(n):
                 f = fns[i % k]
                 self.flush()
+                pre = before[i % k] if before else None
+                if pre is not None:
+                    pre()
                 self.mark()
                 f()
                 self.mark()

@@ -38,3 +38,18 @@ def test_lib_argument(tmp_path):
     for bad in ("main", "=x", f"main={tmp_path / 'missing.so'}"):
         with pytest.raises(argparse.ArgumentTypeError):
             ab_paired.parse_lib(bad)
+
+
+def test_decoy_rows_avoid_the_timed_rows():
+    # Entries whose source is their target touch no row.
+    assert ab_paired.moving_slots([5, 6, 7], [5, 9, 2]) == {6, 9, 7, 2}
+    assert ab_paired.moving_slots([3, 4], [3, 4]) == set()
+    taken = {10, 20}
+    # 11 is next to 10: a row shorter than a line shares it with its
+    # neighbour, so the first candidate is refused; 13 and 30 are clear.
+    assert ab_paired.first_disjoint(taken, [{11, 40}, {13, 30}]) == 1
+    assert ab_paired.first_disjoint(taken, [{20}, {9}, {21}]) is None
+    assert ab_paired.first_disjoint(taken, [{12}], gap=3) is None
+    assert ab_paired.first_disjoint(taken, [{12}], gap=2) == 0
+    # A chain moves nothing: any decoy avoids it.
+    assert ab_paired.first_disjoint(set(), [{1, 2}]) == 0
