@@ -334,9 +334,30 @@ struct FusedKernel {
   /// instructions no call had fetched (ab-1957cdd.md).
   void clearClaims();
 
-  /// Byte offset of a local plan's source list in the arena (the target
-  /// list's C words come first; kArenaBytesPerC).
+  /// The arena's views, as byte offsets from its start (kArenaBytesPerC
+  /// bytes per entry of C in all). A local plan: the target list (C i64),
+  /// the source list (C i64), then its hazard table of 2 C slots, the i64
+  /// keys and after them the i32 writers. A large plan of at most 2 C
+  /// entries: a table of 4 C slots, the i32 keys from the arena's start and
+  /// after them the i32 writers. A small batch's window words and its
+  /// moving sources lie in the lists' unused words (checkSmallBatch,
+  /// movingSources).
   int64_t arenaSourcesOffset() const { return 8 * C; }
+  int64_t arenaLocalKeysOffset() const { return arenaSourcesOffset() + 8 * C; }
+  int64_t arenaLocalWritersOffset() const {
+    return arenaLocalKeysOffset() + 8 * localTableSlots();
+  }
+  int64_t localTableSlots() const { return 2 * C; }
+  int64_t arenaLargeWritersOffset() const { return 4 * largeTableSlots(); }
+  int64_t largeTableSlots() const { return 4 * C; }
+  /// Both plans' views end inside the arena (checked when the kernel is
+  /// built: C is the launch's).
+  bool arenaHoldsViews() const {
+    return arenaLocalWritersOffset() + 4 * localTableSlots() <=
+               kArenaBytesPerC * C &&
+           arenaLargeWritersOffset() + 4 * largeTableSlots() <=
+               kArenaBytesPerC * C;
+  }
   /// A whole small batch's moving sources, i64, in the order in which their
   /// entries took their place in MOVED (checkSmallBatch): the arena's words
   /// past the first T of the source list, which a small batch (at most T

@@ -346,9 +346,10 @@ void FusedKernel::plan() {
         smallBatch(),
         [&] { k.ifThen(k.bitNot(solo), [&] { smallCrossCheck(); }); },
         [&] {
-          MovePlan table(k, k.gep(arena, i8, k.i64(16 * C)),
-                         k.gep(arena, i8, k.i64(32 * C)), llvm::Log2_64(2 * C),
-                         n, T, name + "_local", i64);
+          MovePlan table(k, k.gep(arena, i8, k.i64(arenaLocalKeysOffset())),
+                         k.gep(arena, i8, k.i64(arenaLocalWritersOffset())),
+                         llvm::Log2_64(localTableSlots()), n, T,
+                         name + "_local", i64);
           crossCheck(table);
         });
   });
@@ -375,11 +376,13 @@ void FusedKernel::plan() {
       Value line = k.select(inSources, k.sub(l, lines), l);
       prefetch(k.gep(list, i8, k.mul(line, k.i64(kLineBytes))), Cache::L1);
     });
-    Value fast = k.bitAnd(k.cmp(P::sle, n, k.i64(2 * C)),
+    Value fast = k.bitAnd(k.cmp(P::sle, n, k.i64(largeTableSlots() / 2)),
                           k.cmp(P::sle, minSlots, k.i64(INT32_MAX)));
     k.ifThen(fast, [&] {
-      MovePlan table(k, arena, k.gep(arena, i8, k.i64(16 * C)),
-                     llvm::Log2_64(4 * C), n, T, name + "_large", i32);
+      MovePlan table(k, arena,
+                     k.gep(arena, i8, k.i64(arenaLargeWritersOffset())),
+                     llvm::Log2_64(largeTableSlots()), n, T, name + "_large",
+                     i32);
       crossCheck(table);
     });
     Value found = k.cmp(P::ne, k.load(i32, flag(UNSAFE), 4), k.i32(0));
@@ -871,8 +874,11 @@ void FusedKernel::checkSmallBatch(Value minSlots, Value firstRequest,
 }
 
 MovePlan FusedKernel::smallTable() {
-  return MovePlan(k, k.gep(arena, i8, k.i64(16 * C)),
-                  k.gep(arena, i8, k.i64(32 * C)), llvm::Log2_64(2 * T), n, T,
+  // At most 2 T slots of the local table's 2 C (a small batch has at most
+  // T entries).
+  return MovePlan(k, k.gep(arena, i8, k.i64(arenaLocalKeysOffset())),
+                  k.gep(arena, i8, k.i64(arenaLocalWritersOffset())),
+                  llvm::Log2_64(2 * T), n, T,
                   k.getKernel().getName().str() + "_local", i64);
 }
 
