@@ -379,10 +379,9 @@ void FusedKernel::plan() {
     Value fast = k.bitAnd(k.cmp(P::sle, n, k.i64(largeTableSlots() / 2)),
                           k.cmp(P::sle, minSlots, k.i64(INT32_MAX)));
     k.ifThen(fast, [&] {
-      MovePlan table(k, arena,
-                     k.gep(arena, i8, k.i64(arenaLargeWritersOffset())),
-                     llvm::Log2_64(largeTableSlots()), n, T, name + "_large",
-                     i32);
+      MovePlan table(
+          k, arena, k.gep(arena, i8, k.i64(arenaLargeWritersOffset())),
+          llvm::Log2_64(largeTableSlots()), n, T, name + "_large", i32);
       crossCheck(table);
     });
     Value found = k.cmp(P::ne, k.load(i32, flag(UNSAFE), 4), k.i32(0));
