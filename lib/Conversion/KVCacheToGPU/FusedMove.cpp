@@ -200,7 +200,6 @@ void FusedKernel::build() {
       false);
   // One shared arena (i64 words, so that every view is 8-byte aligned):
   // a local plan's entry lists and hazard table, or a large plan's table.
-  assert(arenaHoldsViews() && "the plans' views fit the arena");
   arena = k.sharedMemory(prefix + "_plan",
                          LLVM::LLVMArrayType::get(i64, kArenaBytesPerC * C / 8),
                          false);

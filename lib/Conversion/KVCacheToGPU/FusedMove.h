@@ -39,6 +39,24 @@ inline constexpr int64_t kBlocksPerSM = 2;
 /// entries reuses it for a table of 4 C slots of i32 keys and writers
 /// (32 C).
 inline constexpr int64_t kArenaBytesPerC = 40;
+/// The arena's views, in bytes per entry of C from its start. A local
+/// plan: the target list (C i64), the source list (C i64), then its hazard
+/// table, the i64 keys and after them the i32 writers. A large plan: its
+/// table's i32 keys from the arena's start and after them the i32
+/// writers. A small batch's window words and its moving sources lie in the
+/// lists' unused words (checkSmallBatch, FusedKernel::movingSources).
+inline constexpr int64_t kLocalTableSlotsPerC = 2;
+inline constexpr int64_t kLargeTableSlotsPerC = 4;
+inline constexpr int64_t kArenaSourcesPerC = 8;
+inline constexpr int64_t kArenaLocalKeysPerC = kArenaSourcesPerC + 8;
+inline constexpr int64_t kArenaLocalWritersPerC =
+    kArenaLocalKeysPerC + 8 * kLocalTableSlotsPerC;
+inline constexpr int64_t kArenaLargeWritersPerC = 4 * kLargeTableSlotsPerC;
+static_assert(kArenaLocalWritersPerC + 4 * kLocalTableSlotsPerC <=
+                      kArenaBytesPerC &&
+                  kArenaLargeWritersPerC + 4 * kLargeTableSlotsPerC <=
+                      kArenaBytesPerC,
+              "both plans' views fit the arena");
 /// out_cache_loc words a thread brings into shared memory for a small
 /// batch with window targets (the arena's words past a small batch's
 /// target list: 8 (C - T) bytes, C = 4 T).
@@ -334,30 +352,13 @@ struct FusedKernel {
   /// instructions no call had fetched (ab-1957cdd.md).
   void clearClaims();
 
-  /// The arena's views, as byte offsets from its start (kArenaBytesPerC
-  /// bytes per entry of C in all). A local plan: the target list (C i64),
-  /// the source list (C i64), then its hazard table of 2 C slots, the i64
-  /// keys and after them the i32 writers. A large plan of at most 2 C
-  /// entries: a table of 4 C slots, the i32 keys from the arena's start and
-  /// after them the i32 writers. A small batch's window words and its
-  /// moving sources lie in the lists' unused words (checkSmallBatch,
-  /// movingSources).
-  int64_t arenaSourcesOffset() const { return 8 * C; }
-  int64_t arenaLocalKeysOffset() const { return arenaSourcesOffset() + 8 * C; }
-  int64_t arenaLocalWritersOffset() const {
-    return arenaLocalKeysOffset() + 8 * localTableSlots();
-  }
-  int64_t localTableSlots() const { return 2 * C; }
-  int64_t arenaLargeWritersOffset() const { return 4 * largeTableSlots(); }
-  int64_t largeTableSlots() const { return 4 * C; }
-  /// Both plans' views end inside the arena (checked when the kernel is
-  /// built: C is the launch's).
-  bool arenaHoldsViews() const {
-    return arenaLocalWritersOffset() + 4 * localTableSlots() <=
-               kArenaBytesPerC * C &&
-           arenaLargeWritersOffset() + 4 * largeTableSlots() <=
-               kArenaBytesPerC * C;
-  }
+  /// The arena's views, as byte offsets from its start (kArena*PerC).
+  int64_t arenaSourcesOffset() const { return kArenaSourcesPerC * C; }
+  int64_t arenaLocalKeysOffset() const { return kArenaLocalKeysPerC * C; }
+  int64_t arenaLocalWritersOffset() const { return kArenaLocalWritersPerC * C; }
+  int64_t localTableSlots() const { return kLocalTableSlotsPerC * C; }
+  int64_t arenaLargeWritersOffset() const { return kArenaLargeWritersPerC * C; }
+  int64_t largeTableSlots() const { return kLargeTableSlotsPerC * C; }
   /// A whole small batch's moving sources, i64, in the order in which their
   /// entries took their place in MOVED (checkSmallBatch): the arena's words
   /// past the first T of the source list, which a small batch (at most T
