@@ -23,8 +23,9 @@ Compared in one process, on the same inputs and the same KV buffers:
   defines them, else built in); ``--tile-config fixed512`` uses 512 B / 4 warps.
 * **the floor**: the bytes that must move (read and write of every row whose
   source differs from its target, in every buffer) over the device-to-device
-  copy bandwidth measured in the same run, plus one empty kernel
-  (``torch.cuda._sleep(0)``) measured the same way.
+  copy bandwidth measured in the same run (a copy's device time, checked
+  against the events' span of the same copy: ``settle_copy_time``), plus one
+  empty kernel (``torch.cuda._sleep(0)``) measured the same way.
 
 Per configuration (KV layout x chain/tree x batch size), per path:
 
@@ -1564,28 +1565,66 @@ def run_deferred(ctx: Ctx, r: Dict[str, Any], layout: Layout, tree: bool,
     r["targets"] = report.evaluate_targets(r, ctx.floor)
 
 
+#: How far a copy's device time may exceed the events' span of the same copy
+#: before it counts as a bad measurement (the span holds the kernel, so a
+#: sound device time is below it: 0.5 to 3 % below in every run so far).
+COPY_SPAN_SLACK = 0.01
+
+
+def settle_copy_time(device: Callable[[], float], span: Callable[[], float]) -> Dict[str, Any]:
+    """The copy's time for the floor: its device time (CUPTI), checked against
+    the events' span of the same copy. A device time above the span cannot be
+    the copy's (one run's first copies measured 15 % above their span, and
+    its floors came out low enough that the call beat them); it is measured
+    again once, after the span's copies, and if it still exceeds the span the
+    span is the copy's time. Every measurement is kept in the result."""
+    d, s = device(), span()
+    out: Dict[str, Any] = {"copy_device_us": d, "copy_span_us": s,
+                           "copy_how": "device time (CUPTI)", "copy_us": d}
+    if d > s * (1 + COPY_SPAN_SLACK):
+        again = device()
+        out.update(copy_device_first_us=d, copy_device_us=again)
+        if again > s * (1 + COPY_SPAN_SLACK):
+            out.update(copy_us=s, copy_how=(
+                f"events around one copy: its device time twice exceeded that span "
+                f"({d:.1f} and {again:.1f} us against {s:.1f})"))
+        else:
+            out.update(copy_us=again, copy_how=(
+                f"device time (CUPTI), measured a second time: the first "
+                f"({d:.1f} us) exceeded the events' span ({s:.1f} us)"))
+    return out
+
+
 def copy_bandwidth(meter: Meter, args: argparse.Namespace) -> Dict[str, Any]:
     """A large device-to-device copy_, read + write counted."""
     n = int(args.copy_gib * 2**30)
     a = torch.empty(n, dtype=torch.uint8, device="cuda")
     a.random_(0, 256)
     b = torch.empty_like(a)
-    b.copy_(a)
+    # A few copies before any is timed, so that none of the timed ones runs
+    # while the card's clocks are still rising.
+    for _ in range(5):
+        b.copy_(a)
+    torch.cuda.synchronize()
     f: Dict[str, Any] = {"copy_bytes": n}
-    try:
-        if args.no_profiler:
-            raise RuntimeError("--no-profiler")
+    span = lambda: meter.span([lambda: b.copy_(a)], 20)["us"]  # noqa: E731
+
+    def device() -> float:
         d = meter.device([lambda: b.copy_(a)], 20)
         if d["us"] <= 0:
             raise RuntimeError(f"no device activity recorded for the copy: {d['kernels']}")
-        f["copy_device_us"] = d["us"]
-        f["copy_how"] = "device time (CUPTI)"
-        copy_us = d["us"]
+        return d["us"]
+
+    try:
+        if args.no_profiler:
+            raise RuntimeError("--no-profiler")
+        t = settle_copy_time(device, span)
     except Exception as e:
         f["copy_device_error"] = f"{type(e).__name__}: {e}"
-        copy_us = meter.span([lambda: b.copy_(a)], 20)["us"]
-        f["copy_how"] = "events around one copy (no profiler)"
-    f["copy_span_us"] = meter.span([lambda: b.copy_(a)], 20)["us"]
+        s = span()
+        t = {"copy_span_us": s, "copy_us": s, "copy_how": "events around one copy (no profiler)"}
+    copy_us = t.pop("copy_us")
+    f.update(t)
     f["copy_Bps"] = 2 * n / (copy_us * 1e-6)
     return f
 

@@ -284,11 +284,18 @@ def header_lines(data: Dict[str, Any]) -> List[str]:
     ]
     if f:
         out.append(
-            f"floor: copy {_num((f.get('copy_Bps') or 0) / 1e9, 0)} GB/s (read+write); empty kernel: "
+            f"floor: copy {_num((f.get('copy_Bps') or 0) / 1e9, 0)} GB/s (read+write{copy_note(f)}); empty kernel: "
             f"device {_num(f.get('empty_device_us'), 2)} us, graph replay {_num(f.get('empty_graph_us'), 2)} us, "
             f"eager span {_num(f.get('empty_span_us'), 2)} us; x.add_(1) host "
             f"{_num(f.get('empty_op_host_us'), 2)} us")
     return out
+
+
+def copy_note(floor: Dict[str, Any]) -> str:
+    """How the copy behind the floor was timed, where it was not its plain
+    device time (bench_move.settle_copy_time): "" or "; " and the reason."""
+    how = floor.get("copy_how")
+    return f"; {how}" if how and how != "device time (CUPTI)" else ""
 
 
 def full_text(data: Dict[str, Any]) -> str:
@@ -343,7 +350,7 @@ def markdown(data: Dict[str, Any]) -> str:
     if f:
         lines.append(
             f"| floor | copy {_num((f.get('copy_Bps') or 0) / 1e9, 0)} GB/s (read+write, "
-            f"{_num((f.get('copy_bytes') or 0) / 2**30, 0)} GiB copy_); empty kernel: device "
+            f"{_num((f.get('copy_bytes') or 0) / 2**30, 0)} GiB copy_{copy_note(f)}); empty kernel: device "
             f"{_num(f.get('empty_device_us'), 2)} us, graph replay {_num(f.get('empty_graph_us'), 2)} us, "
             f"eager span {_num(f.get('empty_span_us'), 2)} us; x.add_(1) host "
             f"{_num(f.get('empty_op_host_us'), 2)} us |")

@@ -1,0 +1,67 @@
+"""The move benchmark's floor: the copy's device time is checked against the
+events' span of the same copy (bench_move.settle_copy_time). A sound device
+time stands; one above the span is measured again, and the span is used if
+the second is above it too; the report says which was used
+(report.copy_note). Needs neither torch nor a GPU."""
+
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import bench_move  # noqa: E402
+import report  # noqa: E402
+
+
+def _calls(*values):
+    it = iter(values)
+    calls = []
+
+    def f():
+        calls.append(1)
+        return next(it)
+    return f, calls
+
+
+def test_a_device_time_under_its_span_stands():
+    device, dc = _calls(1410.0)
+    span, sc = _calls(1430.0)
+    t = bench_move.settle_copy_time(device, span)
+    assert t["copy_us"] == 1410.0 and t["copy_how"] == "device time (CUPTI)"
+    assert len(dc) == 1 and len(sc) == 1 and "copy_device_first_us" not in t
+    assert report.copy_note(t) == ""
+
+
+def test_a_device_time_within_the_slack_stands():
+    device, dc = _calls(1435.0)
+    span, _ = _calls(1430.0)
+    t = bench_move.settle_copy_time(device, span)
+    assert t["copy_us"] == 1435.0 and len(dc) == 1
+
+
+def test_a_device_time_over_its_span_is_measured_again():
+    device, dc = _calls(1645.8, 1412.0)
+    span, _ = _calls(1426.4)
+    t = bench_move.settle_copy_time(device, span)
+    assert len(dc) == 2
+    assert t["copy_us"] == 1412.0 and t["copy_device_us"] == 1412.0
+    assert t["copy_device_first_us"] == 1645.8
+    assert "measured a second time" in t["copy_how"]
+    assert "1645.8" in report.copy_note(t)
+
+
+def test_the_span_when_the_device_time_exceeds_it_twice():
+    device, dc = _calls(1645.8, 1600.0)
+    span, _ = _calls(1426.4)
+    t = bench_move.settle_copy_time(device, span)
+    assert len(dc) == 2 and t["copy_us"] == 1426.4
+    assert t["copy_how"].startswith("events around one copy")
+    assert report.copy_note(t).startswith("; events around one copy")
+
+
+def test_the_floor_line_names_the_way_the_copy_was_timed():
+    floor = {"copy_Bps": 3.0e12, "copy_bytes": 2**31,
+             "copy_how": "events around one copy (no profiler)"}
+    data = {"header": {}, "floor": floor, "results": []}
+    text = "\n".join(report.header_lines(data))
+    assert "(read+write; events around one copy (no profiler))" in text
