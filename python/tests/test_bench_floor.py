@@ -7,6 +7,8 @@ the second is above it too; the report says which was used
 import pathlib
 import sys
 
+import pytest
+
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import bench_move  # noqa: E402
@@ -65,3 +67,43 @@ def test_the_floor_line_names_the_way_the_copy_was_timed():
     data = {"header": {}, "floor": floor, "results": []}
     text = "\n".join(report.header_lines(data))
     assert "(read+write; events around one copy (no profiler))" in text
+
+
+class _Tensor:
+    def random_(self, lo, hi):
+        return self
+
+    def copy_(self, other):
+        return self
+
+
+class _Meter:
+    def __init__(self, device_us, span_us):
+        self.device_us, self.span_us = list(device_us), span_us
+
+    def device(self, fns, n):
+        return {"us": self.device_us.pop(0), "kernels": []}
+
+    def span(self, fns, n):
+        return {"us": self.span_us}
+
+
+def _fake_torch():
+    import types
+    return types.SimpleNamespace(
+        empty=lambda n, dtype=None, device=None: _Tensor(), empty_like=lambda a: _Tensor(),
+        uint8=None, cuda=types.SimpleNamespace(synchronize=lambda: None))
+
+
+def test_copy_bandwidth_uses_the_settled_time(monkeypatch):
+    import argparse
+    monkeypatch.setattr(bench_move, "torch", _fake_torch())
+    args = argparse.Namespace(copy_gib=2, no_profiler=False)
+    f = bench_move.copy_bandwidth(_Meter([1645.8, 1412.0], 1426.4), args)
+    assert f["copy_Bps"] == pytest.approx(2 * 2**31 / 1412.0e-6)
+    assert f["copy_device_first_us"] == 1645.8 and f["copy_span_us"] == 1426.4
+    assert "copy_us" not in f
+    args.no_profiler = True
+    f = bench_move.copy_bandwidth(_Meter([], 1426.4), args)
+    assert f["copy_Bps"] == pytest.approx(2 * 2**31 / 1426.4e-6)
+    assert f["copy_how"] == "events around one copy (no profiler)"
