@@ -1580,7 +1580,7 @@ def settle_copy_time(device: Callable[[], float], span: Callable[[], float]) -> 
     span is the copy's time. Every measurement is kept in the result."""
     d, s = device(), span()
     out: Dict[str, Any] = {"copy_device_us": d, "copy_span_us": s,
-                           "copy_how": "device time (CUPTI)", "copy_us": d}
+                           "copy_how": report.COPY_TIMED_PLAINLY, "copy_us": d}
     if d > s * (1 + COPY_SPAN_SLACK):
         again = device()
         out.update(copy_device_first_us=d, copy_device_us=again)

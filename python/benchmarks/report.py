@@ -291,11 +291,16 @@ def header_lines(data: Dict[str, Any]) -> List[str]:
     return out
 
 
+#: How the floor's copy is timed when nothing is amiss (bench_move writes it
+#: into the floor's "copy_how"; any other value is shown in the report).
+COPY_TIMED_PLAINLY = "device time (CUPTI)"
+
+
 def copy_note(floor: Dict[str, Any]) -> str:
     """How the copy behind the floor was timed, where it was not its plain
     device time (bench_move.settle_copy_time): "" or "; " and the reason."""
     how = floor.get("copy_how")
-    return f"; {how}" if how and how != "device time (CUPTI)" else ""
+    return f"; {how}" if how and how != COPY_TIMED_PLAINLY else ""
 
 
 def full_text(data: Dict[str, Any]) -> str:
